@@ -1,0 +1,1 @@
+"""The bundled environments, one package each (installed as ``gym_llm.envs``)."""
