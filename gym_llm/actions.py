@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gym_llm import items as it
+from gym_llm.chat_format import assistant_items
 
 ToolCallParser = Callable[[str], "Turn"]
 
@@ -130,28 +131,14 @@ def _to_turn(action: Any, parser: ToolCallParser) -> Turn | InvalidAction:
 
 
 def _chat_message_turn(msg: dict[str, Any], parser: ToolCallParser) -> Turn:
-    tool_calls = msg.get("tool_calls") or []
     text = it.content_text(msg.get("content"))
-    if not tool_calls and "<tool_call>" in text:  # a server without a tool parser
+    if not msg.get("tool_calls") and "<tool_call>" in text:  # a server without a tool-call parser
         turn = parser(text)
         reasoning_text = msg.get("reasoning_content") or msg.get("reasoning")
         if reasoning_text:
             turn.items.insert(0, it.reasoning(reasoning_text))
         return turn
-    turn_items: list[it.Item] = []
-    reasoning_text = msg.get("reasoning_content") or msg.get("reasoning")
-    if reasoning_text:
-        turn_items.append(it.reasoning(reasoning_text))
-    if text or not tool_calls:
-        turn_items.append(it.message(text))
-    for index, call in enumerate(tool_calls):
-        fn = call.get("function") or {}
-        turn_items.append(
-            it.function_call(
-                fn.get("name", ""), fn.get("arguments") or "{}", call.get("id") or f"call_{index}"
-            )
-        )
-    return Turn(turn_items)
+    return Turn(assistant_items(msg))
 
 
 def _checked(turn: Turn) -> Turn | InvalidAction:

@@ -16,7 +16,8 @@ import gymnasium
 
 from gym_llm.verdict import Verdict
 
-VECTOR_ENTRY_POINT = "gym_llm.wrappers.vector:make_vector_env"
+# per-id vector entry points: make_vec does not tell the factory which env it is building
+VECTOR_ENTRY_POINT = "gym_llm.wrappers.vector:{env_id}"
 
 
 def discover() -> dict[str, str]:
@@ -34,7 +35,11 @@ def discover() -> dict[str, str]:
 def register_envs() -> None:
     for env_id, entry_point in discover().items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry_point, vector_entry_point=VECTOR_ENTRY_POINT)
+            gymnasium.register(
+                id=env_id,
+                entry_point=entry_point,
+                vector_entry_point=VECTOR_ENTRY_POINT.format(env_id=env_id),
+            )
 
 
 def env_ids() -> list[str]:

@@ -6,13 +6,15 @@ and :class:`ActionSpace` samples the malformed turns that a real model produces 
 
 from __future__ import annotations
 
+import copy
 import json
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 from gym_llm import items as it
 
@@ -80,9 +82,39 @@ class ToolSchemas(spaces.Space[tuple]):
         return "ToolSchemas()"
 
 
-def observation_space() -> spaces.Dict:
+class ObservationDict(spaces.Dict):
+    """The observation space of one episode; its batch is a tuple of per-env observation dicts.
+
+    It equals the plain ``spaces.Dict`` with the same subspaces. Gymnasium batches a ``Dict`` key
+    by key (``{"input": (conv_0, ...), "tools": (...)}``); an LLM caller wants one request per
+    episode, so ``batch_space`` gives ``Tuple(ObservationDict × n)`` and ``concatenate`` a tuple.
+    """
+
+    def __repr__(self) -> str:
+        return f"ObservationDict({', '.join(f'{k!r}: {s}' for k, s in self.spaces.items())})"
+
+
+@batch_space.register(ObservationDict)
+def _batch_observation_dict(space: ObservationDict, n: int = 1) -> spaces.Tuple:
+    batched = spaces.Tuple(tuple(copy.deepcopy(space) for _ in range(n)), seed=copy.deepcopy(space.np_random))
+    # Distinct seeds per copy, as gymnasium does for its own custom spaces.
+    batched.seed([int(s) for s in copy.deepcopy(space.np_random).integers(0, int(1e8), n)])
+    return batched
+
+
+@concatenate.register(ObservationDict)
+def _concatenate_observation_dict(space: ObservationDict, items: Sequence[Any], out: Any) -> tuple[Any, ...]:
+    return tuple(items)
+
+
+@create_empty_array.register(ObservationDict)
+def _empty_observation_dict(space: ObservationDict, n: int = 1, fn: Callable = np.zeros) -> tuple[Any, ...]:
+    return tuple({key: () for key in space.spaces} for _ in range(n))
+
+
+def observation_space() -> ObservationDict:
     """``{"input": Conversation, "tools": ToolSchemas}``: what a Responses API call needs."""
-    return spaces.Dict({"input": Conversation(), "tools": ToolSchemas()})
+    return ObservationDict({"input": Conversation(), "tools": ToolSchemas()})
 
 
 class ActionSpace(spaces.Space[Any]):

@@ -17,6 +17,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 
+class TaskSet(tuple):
+    """Rows already validated against ``model``: passing them to another env skips the work."""
+
+    model: type[BaseModel]
+
+
 class TaskError(ValueError):
     """A task source or row that cannot be used; the message names the row and field."""
 
@@ -38,7 +44,7 @@ class TaskRow(BaseModel):
     responses_create_params: ResponsesCreateParams
 
 
-def load_tasks(source: Any, model: type[BaseModel] = TaskRow) -> tuple[dict[str, Any], ...]:
+def load_tasks(source: Any, model: type[BaseModel] = TaskRow) -> TaskSet:
     """Load and validate task rows.
 
     Args:
@@ -49,6 +55,8 @@ def load_tasks(source: Any, model: type[BaseModel] = TaskRow) -> tuple[dict[str,
     Raises:
         TaskError: The source is missing or empty, or a row is invalid (naming row and field).
     """
+    if isinstance(source, TaskSet) and issubclass(source.model, model):
+        return source
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
         if text.startswith("hf:"):
@@ -64,7 +72,7 @@ def load_tasks(source: Any, model: type[BaseModel] = TaskRow) -> tuple[dict[str,
 
 
 @lru_cache(maxsize=64)
-def _load_jsonl_cached(path: str, _mtime: int, _size: int, model: type[BaseModel]) -> tuple[dict, ...]:
+def _load_jsonl_cached(path: str, _mtime: int, _size: int, model: type[BaseModel]) -> TaskSet:
     return _validated(read_jsonl(path), model, path)
 
 
@@ -85,12 +93,14 @@ def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
     return rows
 
 
-def _validated(rows: list[Any], model: type[BaseModel], origin: str) -> tuple[dict[str, Any], ...]:
+def _validated(rows: list[Any], model: type[BaseModel], origin: str) -> TaskSet:
     if not rows:
         raise TaskError(f"{origin}: no task rows")
     for index, row in enumerate(rows):
-        check_row(row, model, f"{origin} row {index}")
-    return tuple(rows)
+        check_row(row, model, f"{origin} row {index + 1}")
+    tasks = TaskSet(rows)
+    tasks.model = model
+    return tasks
 
 
 def check_row(row: Any, model: type[BaseModel], where: str) -> None:
