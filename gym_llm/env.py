@@ -60,6 +60,8 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
     default_tasks: ClassVar[str | Path | None] = None
     max_turns: int = 10
     tool_timeout: float = 30.0
+    # False: a turn's tool calls are recorded, not run, and end the episode (NeMo's execute_tools)
+    execute_tools: ClassVar[bool] = True
     tools: ClassVar[dict[str, ToolSpec]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -181,7 +183,7 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
         self._unique_call_ids(turn)
         self._add(turn.items)
         calls = [item for item in turn.items if item.get("type") == "function_call"]
-        if not calls or turn.incomplete:
+        if not calls or turn.incomplete or not self.execute_tools:
             return await self._finish(terminated=True)
         for call in calls:
             parse_error = turn.call_errors.get(call["call_id"])

@@ -253,3 +253,14 @@ def test_render_ansi():
 def test_make_passes_kwargs_through_the_registry():
     env = gymnasium.make("llm/Weather-v0", max_turns=1)
     assert env.unwrapped.max_turns == 1
+
+
+def test_execute_tools_false_records_calls_and_ends_the_episode():
+    class Graded(ToolBoxEnv):
+        execute_tools = False
+
+    env = Graded(ROWS)
+    env.reset(options={"task_index": 0})
+    _, _, term, trunc, info = env.step(call("explode", {}))  # would raise if it ran
+    assert term and not trunc and info["tool_errors"] == 0
+    assert [i["type"] for i in env.response["output"]] == ["function_call"]
