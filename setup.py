@@ -9,10 +9,13 @@ ROOTS = {
     "gym_llm.integrations": "integrations",
 }
 
+# an env's data/ may hold whole task repositories: never packages of ours
+EXCLUDE = ["*.data", "*.data.*"]
+
 setup(
     packages=[
         name
         for prefix, folder in ROOTS.items()
-        for name in (prefix, *(f"{prefix}.{sub}" for sub in find_packages(folder)))
+        for name in (prefix, *(f"{prefix}.{sub}" for sub in find_packages(folder, exclude=EXCLUDE)))
     ]
 )

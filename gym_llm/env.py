@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import marshal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -102,7 +103,9 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
         self.tool_call_parser = tool_call_parser
         self.observation_space = observation_space()
         self.action_space = ActionSpace(tuple(self.tools))
-        self._tool_schemas = tuple(spec.schema for spec in self.tools.values())
+        # shown when a row carries no tool schemas; an env may replace them (e.g. NeMo's exact schemas)
+        self.default_tool_schemas = tuple(spec.schema for spec in self.tools.values())
+        self._frozen_tools_by_task: dict[int | None, Any] = {}
         self.task: dict[str, Any] | None = None
         self.task_index: int | None = None
         self._reset_episode()
@@ -162,8 +165,14 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
         self._reset_episode()
         self.task, self.task_index = task, index
         params = task["responses_create_params"]
-        self._conversation = it.input_items(params["input"])
-        self._tool_schemas_now = tuple(params["tools"]) if params.get("tools") else self._tool_schemas
+        self._add(it.input_items(params["input"]), output=False)
+        self._frozen_tools = self._frozen_tools_by_task.get(index)
+        if self._frozen_tools is None:
+            self._frozen_tools = _freeze(
+                tuple(params["tools"]) if params.get("tools") else self.default_tool_schemas
+            )
+            if index is not None:
+                self._frozen_tools_by_task[index] = self._frozen_tools
         self.setup(task)
         info = {"task_index": index, "params": _sampling_params(params)}
         return self._observation(), info
@@ -222,6 +231,7 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
     # ----------------------------------------------------------------- internals
     def _reset_episode(self) -> None:
         self._conversation: list[dict[str, Any]] = []
+        self._frozen_conversation: list[Any] = []  # marshalled items: fresh copies cost one C call
         self._output: list[dict[str, Any]] = []
         self._call_ids: set[str] = set()
         self._turns = 0
@@ -244,13 +254,15 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
     def _observation(self) -> Observation:
         # Fresh objects every call: callers keep observations, and gymnasium checks for sharing.
         return {
-            "input": tuple(it.copy_json(item) for item in self._conversation),
-            "tools": tuple(it.copy_json(schema) for schema in self._tool_schemas_now),
+            "input": tuple([_thaw(item) for item in self._frozen_conversation]),
+            "tools": _thaw(self._frozen_tools),
         }
 
-    def _add(self, new_items: list[dict[str, Any]]) -> None:
+    def _add(self, new_items: list[dict[str, Any]], *, output: bool = True) -> None:
         self._conversation.extend(new_items)
-        self._output.extend(new_items)
+        self._frozen_conversation.extend(_freeze(item) for item in new_items)
+        if output:
+            self._output.extend(new_items)
 
     def _unique_call_ids(self, turn: Turn) -> None:
         for item in turn.items:
@@ -320,6 +332,19 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
             "failure_kind": verdict.failure_kind,
             "details": it.copy_json(verdict.details),
         }
+
+
+def _freeze(data: Any) -> Any:
+    """``data`` marshalled, or as it is if it holds something marshal cannot write."""
+    try:
+        return marshal.dumps(data)
+    except ValueError:
+        return data
+
+
+def _thaw(frozen: Any) -> Any:
+    """A fresh copy of frozen data."""
+    return marshal.loads(frozen) if frozen.__class__ is bytes else it.copy_json(frozen)
 
 
 def _sampling_params(params: Mapping[str, Any]) -> dict[str, Any]:

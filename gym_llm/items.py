@@ -69,11 +69,13 @@ def input_items(raw_input: str | Iterable[Any]) -> list[Item]:
 
 
 def copy_json(value: Any) -> Any:
-    """A deep copy of JSON-like data (dicts and lists), several times faster than ``copy.deepcopy``."""
+    """A deep copy of JSON-like data (dicts, lists, tuples), several times faster than ``copy.deepcopy``."""
     if isinstance(value, dict):
         return {key: copy_json(val) for key, val in value.items()}
     if isinstance(value, list):
         return [copy_json(val) for val in value]
+    if isinstance(value, tuple):
+        return tuple(copy_json(val) for val in value)
     return value
 
 

@@ -24,12 +24,53 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        loop = getattr(_local, "loop", None)
-        if loop is None or loop.is_closed():
-            loop = asyncio.new_event_loop()
-            _local.loop = loop
-        return loop.run_until_complete(coro)
+        return _run_in_thread_loop(coro)
     return asyncio.run_coroutine_threadsafe(coro, _background_loop()).result()
+
+
+def _run_in_thread_loop(coro: Coroutine[Any, Any, T]) -> T:
+    loop = getattr(_local, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        _local.loop = loop
+    # Fast path: most env steps (sync tools, sync verify) finish without ever suspending. Step the
+    # coroutine directly, with this thread's loop marked as running for anything that asks for it,
+    # and pay for the event loop only when the coroutine really waits on something.
+    asyncio.events._set_running_loop(loop)
+    try:
+        waiting_on = coro.send(None)
+    except StopIteration as done:
+        return done.value
+    except BaseException:
+        coro.close()
+        raise
+    finally:
+        asyncio.events._set_running_loop(None)
+    return loop.run_until_complete(_resume(coro, waiting_on))
+
+
+async def _resume(coro: Coroutine[Any, Any, T], waiting_on: Any) -> T:
+    """Drive a coroutine that suspended outside the loop, as a Task would have."""
+    while True:
+        try:
+            if waiting_on is None:  # a bare yield: give the loop one turn
+                await asyncio.sleep(0)
+            else:
+                waiting_on._asyncio_future_blocking = False  # what a Task does before waiting on it
+                await waiting_on
+            resume = coro.send
+            value = None
+        except BaseException as exc:
+            # The future's own outcome reaches the coroutine when it reads the result; anything
+            # else (this task being cancelled) is thrown into it.
+            if waiting_on is not None and waiting_on.done():
+                resume, value = coro.send, None
+            else:
+                resume, value = coro.throw, exc
+        try:
+            waiting_on = resume(value)
+        except StopIteration as done:
+            return done.value
 
 
 def _background_loop() -> asyncio.AbstractEventLoop:

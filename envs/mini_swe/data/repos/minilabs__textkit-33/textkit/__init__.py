@@ -1,0 +1,6 @@
+"""Small text helpers."""
+
+from textkit.slug import slugify
+from textkit.wrap import truncate
+
+__all__ = ["slugify", "truncate"]
