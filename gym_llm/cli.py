@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (CLIError, TaskError, ValueError, OSError) as exc:
+    except (CLIError, TaskError, ValueError, OSError, RuntimeError) as exc:
         print(f"gym-llm: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -62,6 +62,16 @@ def _parser() -> argparse.ArgumentParser:
     col.add_argument("--max-output-tokens", type=_positive, help="override the rows' max_output_tokens")
     col.add_argument("--max-turns", type=_positive, help="override the env's turn budget")
     col.add_argument("--resume", action="store_true", help="skip rollouts already in the output file")
+    col.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run the episodes on Ray workers: a local Ray, or the cluster at ADDRESS (needs gym-llm[ray])",
+    )
+    col.add_argument(
+        "--ray-workers", type=_positive, help="Ray workers to shard over (default: the cluster's CPUs)"
+    )
     col.add_argument("--no-progress", action="store_true", help="no progress bar")
     col.set_defaults(run=_collect)
 
@@ -125,6 +135,8 @@ def _collect(args: argparse.Namespace) -> int:
             resume=args.resume,
             overrides=overrides,
             progress=not args.no_progress and sys.stderr.isatty(),
+            ray_address=args.ray,
+            ray_workers=args.ray_workers,
         )
     )
     _print_summary(result)

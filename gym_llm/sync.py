@@ -33,44 +33,23 @@ def _run_in_thread_loop(coro: Coroutine[Any, Any, T]) -> T:
     if loop is None or loop.is_closed():
         loop = asyncio.new_event_loop()
         _local.loop = loop
-    # Fast path: most env steps (sync tools, sync verify) finish without ever suspending. Step the
-    # coroutine directly, with this thread's loop marked as running for anything that asks for it,
-    # and pay for the event loop only when the coroutine really waits on something.
-    asyncio.events._set_running_loop(loop)
-    try:
-        waiting_on = coro.send(None)
-    except StopIteration as done:
-        return done.value
-    except BaseException:
-        coro.close()
-        raise
-    finally:
-        asyncio.events._set_running_loop(None)
-    return loop.run_until_complete(_resume(coro, waiting_on))
-
-
-async def _resume(coro: Coroutine[Any, Any, T], waiting_on: Any) -> T:
-    """Drive a coroutine that suspended outside the loop, as a Task would have."""
-    while True:
+    task = loop.create_task(coro)
+    ready = getattr(loop, "_ready", None)  # asyncio's queue of callbacks due now
+    if ready is not None:
+        # Fast path: most env steps (sync tools, sync verify) finish in the task's first step.
+        # Run the callbacks that are due, the task's first step among them, without a full loop
+        # iteration (no I/O poll); the task is a real Task, so current_task() and timeouts work.
+        asyncio.events._set_running_loop(loop)
         try:
-            if waiting_on is None:  # a bare yield: give the loop one turn
-                await asyncio.sleep(0)
-            else:
-                waiting_on._asyncio_future_blocking = False  # what a Task does before waiting on it
-                await waiting_on
-            resume = coro.send
-            value = None
-        except BaseException as exc:
-            # The future's own outcome reaches the coroutine when it reads the result; anything
-            # else (this task being cancelled) is thrown into it.
-            if waiting_on is not None and waiting_on.done():
-                resume, value = coro.send, None
-            else:
-                resume, value = coro.throw, exc
-        try:
-            waiting_on = resume(value)
-        except StopIteration as done:
-            return done.value
+            while ready and not task.done():
+                handle = ready.popleft()
+                if not handle._cancelled:
+                    handle._run()
+        finally:
+            asyncio.events._set_running_loop(None)
+        if task.done():
+            return task.result()
+    return loop.run_until_complete(task)
 
 
 def _background_loop() -> asyncio.AbstractEventLoop:

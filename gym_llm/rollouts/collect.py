@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,8 @@ async def collect(
     resume: bool = False,
     overrides: Mapping[str, Any] | None = None,
     progress: bool = False,
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
 ) -> CollectResult:
     """Collect verified rollouts of ``env_id`` into the JSONL file ``output``.
 
@@ -77,6 +79,10 @@ async def collect(
             existing ``output`` is replaced.
         overrides: Sampling fields that override the rows' (``temperature``, …).
         progress: Show a progress bar on stderr.
+        ray_address: Run the episodes on Ray workers: ``"local"`` starts Ray on this machine,
+            anything else is passed to ``ray.init(address=...)`` (e.g. ``"auto"``,
+            ``"ray://head:10001"``). Records stream back to this process's one output file.
+        ray_workers: Ray workers (actors) to shard the work over (default: the cluster's CPUs).
     """
     if num_repeats < 1 or concurrency < 1 or (limit is not None and limit < 1):
         raise ValueError("num_repeats, concurrency and limit must be at least 1")
@@ -98,40 +104,31 @@ async def collect(
     policy = policy if policy is not None else ReferencePolicy()
     writer = RolloutWriter(output)
     bar = tqdm(total=len(todo), disable=not progress, unit="rollout", dynamic_ncols=True)
-    queue: Iterator[tuple[int, int]] = iter(todo)
-    envs = [first] + [
-        gymnasium.make(env_id, disable_env_checker=True, **kwargs).unwrapped
-        for _ in range(min(concurrency, len(todo)) - 1)
-    ]
     rewards: list[float] = []
 
-    async def worker(env: Any) -> None:
-        bound = policy.for_env(env) if hasattr(policy, "for_env") else policy
-        for task_index, repeat_index in queue:
-            record = await run_episode(
-                env,
-                bound,
-                task_index=task_index,
-                repeat_index=repeat_index,
-                env_id=env_id,
-                overrides=overrides,
-            )
-            writer.write(record)
-            slim.append(_slim(record))
-            rewards.append(record["reward"])
-            bar.update()
-            if len(rewards) % 64 == 0:
-                bar.set_postfix(mean_reward=f"{sum(rewards) / len(rewards):.3f}", refresh=False)
+    def on_record(record: dict[str, Any]) -> None:
+        writer.write(record)
+        slim.append(_slim(record))
+        rewards.append(record["reward"])
+        bar.update()
+        if len(rewards) % 64 == 0:
+            bar.set_postfix(mean_reward=f"{sum(rewards) / len(rewards):.3f}", refresh=False)
 
     start = time.perf_counter()
     try:
-        await asyncio.gather(*(worker(env) for env in envs))
+        if ray_address is None:
+            await play_pairs(env_id, todo, policy, on_record, kwargs, concurrency, overrides, first_env=first)
+        else:
+            from gym_llm.rollouts.ray_backend import play_pairs_on_ray
+
+            first.close()
+            await play_pairs_on_ray(
+                env_id, todo, policy, on_record, kwargs, concurrency, overrides, ray_address, ray_workers
+            )
     finally:
         seconds = time.perf_counter() - start
         writer.close()
         bar.close()
-        for env in envs:
-            env.close()
         if hasattr(policy, "aclose"):
             await policy.aclose()
 
@@ -141,6 +138,51 @@ async def collect(
     metrics_path = metrics_path_for(output)
     metrics_path.write_text(json.dumps(summary, indent=2) + "\n")
     return CollectResult(len(todo), len(previous), seconds, summary, output, metrics_path)
+
+
+async def play_pairs(
+    env_id: str,
+    pairs: list[tuple[int, int]],
+    policy: Any,
+    on_record: Callable[[dict[str, Any]], None],
+    env_kwargs: Mapping[str, Any],
+    concurrency: int,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    first_env: Any = None,
+) -> None:
+    """Play every (task_index, repeat_index) pair with ``concurrency`` workers, one env each.
+
+    ``on_record`` gets each rollout record as it finishes. The envs are closed at the end; the
+    policy is left open for the caller.
+    """
+    queue: Iterator[tuple[int, int]] = iter(pairs)
+    count = max(1, min(concurrency, len(pairs)))
+    envs = [first_env] if first_env is not None else []
+    envs += [
+        gymnasium.make(env_id, disable_env_checker=True, **env_kwargs).unwrapped
+        for _ in range(count - len(envs))
+    ]
+
+    async def worker(env: Any) -> None:
+        bound = policy.for_env(env) if hasattr(policy, "for_env") else policy
+        for task_index, repeat_index in queue:
+            on_record(
+                await run_episode(
+                    env,
+                    bound,
+                    task_index=task_index,
+                    repeat_index=repeat_index,
+                    env_id=env_id,
+                    overrides=overrides,
+                )
+            )
+
+    try:
+        await asyncio.gather(*(worker(env) for env in envs))
+    finally:
+        for env in envs:
+            env.close()
 
 
 def collect_sync(env_id: str, output: str | Path, **kwargs: Any) -> CollectResult:
