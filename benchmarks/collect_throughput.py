@@ -10,7 +10,7 @@ same number of two-call rollouts is made by:
 - ``gym_llm``: ``gym_llm.rollouts.collect`` (what ``gym-llm collect`` runs) with a
   ``ResponsesPolicy``: env steps, tool calls, verify, and one JSONL line per rollout.
 
-Run: ``python benchmarks/collect_throughput.py [--rollouts 2000] [--latency 0] [--sdk-rollouts 300]``
+Run: ``python benchmarks/collect_throughput.py [--rollouts N] [--repeats K] [--latency S] [--sdk-rollouts M]``
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -131,6 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rollouts", type=int, default=2000)
     parser.add_argument("--sdk-rollouts", type=int, default=300, help="fewer: the SDK path is slow")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per figure (median)")
     parser.add_argument("--latency", type=float, default=0.0, help="model server latency per call, seconds")
     args = parser.parse_args()
     server, url = start_server(args.latency)
@@ -142,11 +144,15 @@ def main() -> None:
             f"{'concurrency':>11} {'raw aiohttp':>12} {'openai SDK':>11} {'gym_llm':>9} {'gym_llm/raw':>12}"
         )
         for concurrency in CONCURRENCIES:
-            raw = asyncio.run(raw_aiohttp(url, args.rollouts, concurrency))
+            # interleaved repeats, medians: two processes share two cores, so single runs are noisy
+            raws, ours = [], []
+            for _ in range(args.repeats):
+                raws.append(asyncio.run(raw_aiohttp(url, args.rollouts, concurrency)))
+                ours.append(asyncio.run(gym_llm_collect(url, args.rollouts, concurrency)))
             sdk = asyncio.run(openai_sdk(url, args.sdk_rollouts, concurrency))
-            ours = asyncio.run(gym_llm_collect(url, args.rollouts, concurrency))
-            print(f"{concurrency:>11} {raw:>12.0f} {sdk:>11.0f} {ours:>9.0f} {ours / raw:>11.0%}")
-        print("(rollouts/s; ratio = gym_llm / raw aiohttp, same server, same run)")
+            raw, mine = statistics.median(raws), statistics.median(ours)
+            print(f"{concurrency:>11} {raw:>12.0f} {sdk:>11.0f} {mine:>9.0f} {mine / raw:>11.0%}")
+        print(f"(rollouts/s, medians of {args.repeats} interleaved runs; ratio = gym_llm / raw aiohttp)")
     finally:
         server.terminate()
         server.wait()

@@ -7,11 +7,12 @@ models, which is what caps the ``openai`` SDK at ~80 requests/s on a small machi
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from typing import Any
 
 import aiohttp
+
+from gym_llm import fastjson
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -68,7 +69,7 @@ class JSONClient:
             ModelCallError: A non-retryable error status, a body that is not JSON, or retries exhausted.
         """
         session = self._session_for_loop()
-        body = json.dumps(payload).encode()
+        body = fastjson.dumps(payload)
         url = self.base_url + path
         last_error = ""
         retry_after: float | None = None
@@ -81,8 +82,8 @@ class JSONClient:
                     raw = await resp.read()
                     if resp.status == 200:
                         try:
-                            return json.loads(raw)
-                        except ValueError:
+                            return fastjson.loads(raw)
+                        except fastjson.JSONDecodeError:
                             raise ModelCallError(f"{url}: response is not JSON: {raw[:200]!r}", 200) from None
                     last_error = f"HTTP {resp.status}: {raw[:300].decode(errors='replace')}"
                     if resp.status not in RETRY_STATUSES:

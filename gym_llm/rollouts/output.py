@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gym_llm import fastjson
+
 FSYNC_INTERVAL_S = 1.0
 
 
@@ -18,11 +20,11 @@ class RolloutWriter:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8")
+        self._file = open(self.path, "ab")
         self._last_sync = time.monotonic()
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._file.write(fastjson.dumps_line(record))
         self._file.flush()
         now = time.monotonic()
         if now - self._last_sync >= FSYNC_INTERVAL_S:

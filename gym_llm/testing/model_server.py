@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import json
 import logging
 import threading
 import time
@@ -33,6 +32,7 @@ from typing import Any
 
 from aiohttp import web
 
+from gym_llm import fastjson
 from gym_llm import items as it
 from gym_llm.chat_format import from_chat_messages, to_chat_message
 
@@ -149,8 +149,8 @@ class ModelServer:
     # ----------------------------------------------------------------- handlers
     async def _reply(self, request: web.Request, api: str) -> tuple[dict[str, Any], Reply] | web.Response:
         try:
-            body = json.loads(await request.read())
-        except ValueError:
+            body = fastjson.loads(await request.read())
+        except fastjson.JSONDecodeError:
             return _error(400, "request body is not JSON")
         self.num_requests += 1
         if self.record:
@@ -205,7 +205,7 @@ class ModelServer:
             "tools": body.get("tools") or [],
             "top_p": body.get("top_p"),
         }
-        return web.json_response(payload)
+        return _json_response(payload)
 
     async def _chat(self, request: web.Request) -> web.Response:
         result = await self._reply(request, "chat")
@@ -233,7 +233,7 @@ class ModelServer:
                 "total_tokens": usage_in + usage_out,
             },
         }
-        return web.json_response(payload)
+        return _json_response(payload)
 
     async def _models(self, request: web.Request) -> web.Response:
         model = {"id": self.model, "object": "model", "created": 0, "owned_by": "gym_llm"}
@@ -254,13 +254,15 @@ def _output_items(reply: Reply, n: int) -> list[dict[str, Any]]:
 
 def _count_tokens(value: Any) -> int:
     """A deterministic stand-in for token counts: whitespace-separated words of the JSON text."""
-    return len(json.dumps(value).split())
+    return len(fastjson.dumps(value).split())
+
+
+def _json_response(payload: dict[str, Any], status: int = 200) -> web.Response:
+    return web.Response(body=fastjson.dumps(payload), status=status, content_type="application/json")
 
 
 def _error(status: int, message: str) -> web.Response:
-    return web.json_response(
-        {"error": {"message": message, "type": "server_error", "code": status}}, status=status
-    )
+    return _json_response({"error": {"message": message, "type": "server_error", "code": status}}, status)
 
 
 # --------------------------------------------------------------------- scripts
