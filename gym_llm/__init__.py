@@ -13,11 +13,21 @@
 from gym_llm.env import LLMEnv
 from gym_llm.registry import env_ids, register_envs, verify
 from gym_llm.tasks import TaskError, TaskRow
-from gym_llm.tools import tool
+from gym_llm.tools import ToolError, tool
 from gym_llm.verdict import Verdict
 
 __version__ = "0.1.0"
 
-__all__ = ["LLMEnv", "TaskError", "TaskRow", "Verdict", "__version__", "env_ids", "tool", "verify"]
+__all__ = [
+    "LLMEnv",
+    "TaskError",
+    "TaskRow",
+    "ToolError",
+    "Verdict",
+    "__version__",
+    "env_ids",
+    "tool",
+    "verify",
+]
 
 register_envs()

@@ -61,6 +61,13 @@ def _parser() -> argparse.ArgumentParser:
     col.add_argument("--temperature", type=float, help="override the rows' temperature")
     col.add_argument("--max-output-tokens", type=_positive, help="override the rows' max_output_tokens")
     col.add_argument("--max-turns", type=_positive, help="override the env's turn budget")
+    col.add_argument(
+        "--env-kwargs",
+        type=_json_object,
+        default={},
+        metavar="JSON",
+        help='keyword arguments for the env, e.g. \'{"judge": {"model": "m", "base_url": "http://..."}}\'',
+    )
     col.add_argument("--resume", action="store_true", help="skip rollouts already in the output file")
     col.add_argument(
         "--ray",
@@ -93,6 +100,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object")
+    return value
+
+
 def _check_env_id(env_id: str) -> None:
     if env_id not in gymnasium.registry:
         known = ", ".join(gym_llm.env_ids())
@@ -121,7 +138,9 @@ def _collect(args: argparse.Namespace) -> int:
         for key, value in (("temperature", args.temperature), ("max_output_tokens", args.max_output_tokens))
         if value is not None
     }
-    env_kwargs = {"max_turns": args.max_turns} if args.max_turns else {}
+    env_kwargs = dict(args.env_kwargs)
+    if args.max_turns:
+        env_kwargs["max_turns"] = args.max_turns
     result = asyncio.run(
         collect(
             args.env_id,

@@ -42,7 +42,14 @@ from gym_llm.actions import InvalidAction, ToolCallParser, Turn, normalize_actio
 from gym_llm.spaces import ActionSpace, observation_space
 from gym_llm.sync import run_sync
 from gym_llm.tasks import TaskError, TaskRow, check_row, load_tasks
-from gym_llm.tools import ToolSpec, collect_tools, describe_validation_error, error_output, format_output
+from gym_llm.tools import (
+    ToolError,
+    ToolSpec,
+    collect_tools,
+    describe_validation_error,
+    error_output,
+    format_output,
+)
 from gym_llm.verdict import Verdict
 
 Observation = dict[str, tuple]
@@ -224,6 +231,19 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
         """The episode so far as a Responses object: every model item and tool output in order."""
         return {"output": list(self._output)}
 
+    def is_live_response(self, task: dict[str, Any], response: dict[str, Any]) -> bool:
+        """Whether ``verify`` is scoring this env's running episode (the very objects, not a copy).
+
+        Stateful envs can then read their live state instead of replaying a recorded rollout.
+        """
+        output = response.get("output")
+        return (
+            task is self.task
+            and isinstance(output, list)
+            and len(output) == len(self._output)
+            and all(a is b for a, b in zip(output, self._output))  # noqa: B905 - lengths checked
+        )
+
     @property
     def num_turns(self) -> int:
         return self._turns
@@ -304,6 +324,8 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
             return format_output(result)
         except asyncio.TimeoutError:
             return self._tool_error(f"Tool {name} timed out after {timeout:g} s.")
+        except ToolError as exc:
+            return self._tool_error(str(exc))
         except Exception as exc:
             return self._tool_error(f"Tool {name} failed: {type(exc).__name__}: {exc}")
 

@@ -144,6 +144,14 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
+class ToolError(Exception):
+    """Raise from a tool to report a failure to the model in your own words.
+
+    The message becomes the ``error`` of the tool output unchanged (other exceptions read
+    ``Tool <name> failed: <Type>: <message>``), and the call counts as a tool error.
+    """
+
+
 def format_output(result: Any) -> str:
     """A tool's return value as the ``output`` string the model reads (JSON unless it is a string)."""
     if isinstance(result, str):

@@ -64,6 +64,9 @@ def test_verify_reports_disagreement(tmp_path):
         (["collect", "llm/Weather-v0"], "-o/--output"),
         (["verify", "missing.jsonl"], "No such file"),
         (["frobnicate"], "invalid choice"),
+        (["collect", "llm/Weather-v0", "-o", "x.jsonl", "--env-kwargs", "{oops"], "not valid JSON"),
+        (["collect", "llm/Weather-v0", "-o", "x.jsonl", "--env-kwargs", "[1]"], "expected a JSON object"),
+        (["collect", "llm/Weather-v0", "-o", "x.jsonl", "--env-kwargs", '{"nope": 1}'], "unexpected keyword"),
     ],
 )
 def test_bad_input_gets_one_clear_message_and_no_traceback(tmp_path, args, message):

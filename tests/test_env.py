@@ -43,6 +43,11 @@ class ToolBoxEnv(LLMEnv):
         raise RuntimeError("boom")
 
     @tool
+    def refuse(self) -> str:
+        """Fails with a message meant for the model."""
+        raise gym_llm.ToolError("the vault is closed on Sundays")
+
+    @tool
     async def hang(self) -> str:
         """Never returns in time."""
         await asyncio.sleep(10)
@@ -104,6 +109,7 @@ def test_good_tool_call_then_answer(env):
         ("add", {"b": 2}, "a: Field required"),
         ("add", {"a": 1, "c": 2}, "c: Extra inputs are not permitted"),
         ("explode", {}, "Tool explode failed: RuntimeError: boom"),
+        ("refuse", {}, "the vault is closed on Sundays"),
         ("hang", {}, "Tool hang timed out after 0.2 s"),
         ("slow_blocking", {}, "Tool slow_blocking timed out after 0.1 s"),
     ],
@@ -226,7 +232,7 @@ def test_row_schemas_are_honoured_over_generated_ones():
     obs, _ = env.reset()
     assert obs["tools"] == ({"type": "function", "name": "add"},)
     obs, _ = ToolBoxEnv(ROWS).reset()
-    assert {t["name"] for t in obs["tools"]} == {"add", "explode", "hang", "slow_blocking"}
+    assert {t["name"] for t in obs["tools"]} == {"add", "explode", "refuse", "hang", "slow_blocking"}
 
 
 def test_bad_rows_name_the_field():
@@ -264,3 +270,17 @@ def test_execute_tools_false_records_calls_and_ends_the_episode():
     _, _, term, trunc, info = env.step(call("explode", {}))  # would raise if it ran
     assert term and not trunc and info["tool_errors"] == 0
     assert [i["type"] for i in env.response["output"]] == ["function_call"]
+
+
+def test_tool_error_message_reaches_the_model_unchanged(env):
+    env.reset(options={"task_index": 0})
+    obs, *_ = env.step(call("refuse", {}))
+    assert last_output(obs) == {"error": "the vault is closed on Sundays"}
+
+
+def test_is_live_response_tells_the_running_episode_from_a_copy(env):
+    env.reset(options={"task_index": 0})
+    env.step(call("add", {"a": 1}))
+    assert env.is_live_response(env.task, env.response)
+    assert not env.is_live_response(dict(env.task), env.response)
+    assert not env.is_live_response(env.task, {"output": [dict(i) for i in env.response["output"]]})

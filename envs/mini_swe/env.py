@@ -39,7 +39,7 @@ from gym_llm import items as it
 from gym_llm.env import LLMEnv, Observation
 from gym_llm.sandbox import Limits, SandboxResult, run_sandboxed
 from gym_llm.tasks import TaskRow
-from gym_llm.tools import tool
+from gym_llm.tools import ToolError, tool
 from gym_llm.verdict import Verdict
 
 DATA = Path(__file__).parent / "data"
@@ -232,8 +232,7 @@ class MiniSWEEnv(LLMEnv):
         output = response.get("output") if isinstance(response, dict) else None
         if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
             return Verdict(0.0, failure_kind=MALFORMED_RESPONSE, details={"error": "response.output"})
-        if self._is_live(task, output):
-            assert self._workdir is not None
+        if self._workdir is not None and self.is_live_response(task, response):
             return await self._evaluate(task, self._workdir, {"mode": "live"})
         root = checkout(task["instance_id"])
         try:
@@ -241,15 +240,6 @@ class MiniSWEEnv(LLMEnv):
             return await self._evaluate(task, root, {"mode": "replay", "replay": replay})
         finally:
             remove_tree(root)
-
-    def _is_live(self, task: dict[str, Any], output: list[dict[str, Any]]) -> bool:
-        """Whether ``task``/``output`` are this env's running episode (same objects, not equal ones)."""
-        return (
-            self._workdir is not None
-            and task is self.task
-            and len(output) == len(self._output)
-            and all(a is b for a, b in zip(output, self._output, strict=True))
-        )
 
     async def _replay(self, output: list[dict[str, Any]], root: Path) -> dict[str, int]:
         """Run the episode's executed ``bash`` commands again, in order, in ``root``."""
@@ -327,7 +317,7 @@ class MiniSWEEnv(LLMEnv):
         return [it.message("I fixed the bug described in the issue.")]
 
 
-class CommandError(RuntimeError):
+class CommandError(ToolError):
     """A ``bash`` command that was stopped by the sandbox (reported to the model as a tool error)."""
 
 

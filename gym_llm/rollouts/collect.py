@@ -90,7 +90,10 @@ async def collect(
     kwargs = dict(env_kwargs or {})
     if tasks is not None:
         kwargs["tasks"] = tasks
-    first = gymnasium.make(env_id, disable_env_checker=True, **kwargs).unwrapped
+    try:
+        first = gymnasium.make(env_id, disable_env_checker=True, **kwargs).unwrapped
+    except TypeError as exc:  # an argument the env does not take
+        raise ValueError(f"{env_id}: bad env arguments {sorted(kwargs)}: {exc}") from None
     kwargs["tasks"] = first.tasks  # validated once, shared by every worker's env
     num_tasks = min(limit, len(first.tasks)) if limit else len(first.tasks)
 
