@@ -2,7 +2,8 @@
 
 Each episode is a reset plus the reference actions (Weather: a get_weather call, then the answer).
 The baseline is a plain ``gymnasium.Env`` doing the same work by hand (same tool output, same
-reward rule), with none of gym_llm's action parsing, validation or bookkeeping.
+reward rule), with none of gym_llm's action parsing, validation or bookkeeping; a second one also
+returns fresh observation objects (``copy.deepcopy``), as gymnasium's env checker requires.
 
 Run: ``python benchmarks/env_overhead.py [--episodes N]``
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import json
 import time
 
@@ -22,8 +24,9 @@ import gym_llm  # noqa: F401 - registers the envs
 class HandWrittenWeather(gymnasium.Env):
     """The least a Weather env can do: same observation shape, tool output and reward."""
 
-    def __init__(self, rows: list[dict]) -> None:
+    def __init__(self, rows: list[dict], fresh: bool = False) -> None:
         self.rows = rows
+        self.fresh = fresh
         self.observation_space = gymnasium.spaces.Text(1)
         self.action_space = gymnasium.spaces.Text(1)
 
@@ -33,7 +36,11 @@ class HandWrittenWeather(gymnasium.Env):
         self.conversation = list(row["responses_create_params"]["input"])
         self.tools = row["responses_create_params"]["tools"]
         self.called = False
-        return {"input": tuple(self.conversation), "tools": tuple(self.tools)}, {}
+        return self._obs(), {}
+
+    def _obs(self) -> dict:
+        obs = {"input": tuple(self.conversation), "tools": tuple(self.tools)}
+        return copy.deepcopy(obs) if self.fresh else obs
 
     def step(self, action):
         if isinstance(action, list) and action[0]["type"] == "function_call":
@@ -41,10 +48,9 @@ class HandWrittenWeather(gymnasium.Env):
             output = {"city": args["city"], "weather_description": f"The weather in {args['city']} is cold."}
             self.conversation += [action[0], {"type": "function_call_output", "output": json.dumps(output)}]
             self.called = True
-            return {"input": tuple(self.conversation), "tools": tuple(self.tools)}, 0.0, False, False, {}
+            return self._obs(), 0.0, False, False, {}
         self.conversation.append(action[0])
-        obs = {"input": tuple(self.conversation), "tools": tuple(self.tools)}
-        return obs, float(self.called), True, False, {}
+        return self._obs(), float(self.called), True, False, {}
 
 
 def reference_actions(env_id: str, num_tasks: int) -> list[list]:
@@ -93,7 +99,12 @@ def main() -> None:
     scripts = reference_actions("llm/Weather-v0", len(weather.tasks))
     baseline = per_episode_us(HandWrittenWeather(list(weather.tasks)), scripts, args.episodes, "sync")
     print(f"{'env':28} {'API':6} {'µs/episode':>11} {'episodes/s':>11} {'vs hand-written':>16}")
+    fresh = per_episode_us(
+        HandWrittenWeather(list(weather.tasks), fresh=True), scripts, args.episodes, "sync"
+    )
     print(f"{'hand-written Weather':28} {'sync':6} {baseline:11.1f} {1e6 / baseline:11,.0f} {1.0:15.2f}x")
+    label = "  + fresh observations"
+    print(f"{label:28} {'sync':6} {fresh:11.1f} {1e6 / fresh:11,.0f} {fresh / baseline:15.2f}x")
     for env_id in ("llm/Weather-v0", "llm/MultiStep-v0", "llm/StatefulCounter-v0"):
         env = gymnasium.make(env_id, disable_env_checker=True).unwrapped
         scripts = reference_actions(env_id, len(env.tasks))

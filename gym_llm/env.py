@@ -112,7 +112,6 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
         self.action_space = ActionSpace(tuple(self.tools))
         # shown when a row carries no tool schemas; an env may replace them (e.g. NeMo's exact schemas)
         self.default_tool_schemas = tuple(spec.schema for spec in self.tools.values())
-        self._frozen_tools_by_task: dict[int | None, Any] = {}
         self.task: dict[str, Any] | None = None
         self.task_index: int | None = None
         self._reset_episode()
@@ -172,14 +171,10 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
         self._reset_episode()
         self.task, self.task_index = task, index
         params = task["responses_create_params"]
-        self._add(it.input_items(params["input"]), output=False)
-        self._frozen_tools = self._frozen_tools_by_task.get(index)
-        if self._frozen_tools is None:
-            self._frozen_tools = _freeze(
-                tuple(params["tools"]) if params.get("tools") else self.default_tool_schemas
-            )
-            if index is not None:
-                self._frozen_tools_by_task[index] = self._frozen_tools
+        prompt, frozen_prompt, frozen_tools = self._frozen_task(task, index)
+        self._conversation.extend(prompt)
+        self._frozen_conversation.extend(frozen_prompt)
+        self._frozen_tools = frozen_tools if frozen_tools is not None else self._frozen_default_tools()
         self.setup(task)
         info = {"task_index": index, "params": _sampling_params(params)}
         return self._observation(), info
@@ -270,6 +265,25 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
             return self.tasks[index], index
         index = int(self.np_random.integers(len(self.tasks)))
         return self.tasks[index], index
+
+    def _frozen_task(self, task: dict[str, Any], index: int | None) -> tuple[list, list, Any]:
+        """The row's prompt items, them marshalled, and its marshalled tools (None: the env's own)."""
+        cache = self.tasks.frozen if index is not None else {}
+        entry = cache.get(index)
+        if entry is None:
+            params = task["responses_create_params"]
+            prompt = it.input_items(params["input"])
+            tools = _freeze(tuple(params["tools"])) if params.get("tools") else None
+            entry = cache[index] = (prompt, [_freeze(item) for item in prompt], tools)
+        return entry
+
+    def _frozen_default_tools(self) -> Any:
+        # keyed on the attribute itself: an env may replace default_tool_schemas after __init__
+        schemas, frozen = getattr(self, "_frozen_defaults", (None, None))
+        if schemas is not self.default_tool_schemas:
+            frozen = _freeze(self.default_tool_schemas)
+            self._frozen_defaults = (self.default_tool_schemas, frozen)
+        return frozen
 
     def _observation(self) -> Observation:
         # Fresh objects every call: callers keep observations, and gymnasium checks for sharing.

@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gym_llm import fastjson
+
 Item = dict[str, Any]
 
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning"})
@@ -118,7 +120,7 @@ def function_calls(items: Iterable[Item], name: str | None = None) -> list[Item]
 def parse_arguments(call: Item) -> dict[str, Any] | None:
     """A function call's decoded arguments, or ``None`` if they are not a JSON object."""
     try:
-        args = json.loads(call.get("arguments") or "{}")
+        args = fastjson.loads(call.get("arguments") or "{}")
     except (TypeError, ValueError):
         return None
     return args if isinstance(args, dict) else None

@@ -18,9 +18,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 
 class TaskSet(tuple):
-    """Rows already validated against ``model``: passing them to another env skips the work."""
+    """Rows already validated against ``model``: passing them to another env skips the work.
+
+    ``frozen`` caches, by row index, what every env built on these rows derives from a row once
+    (the marshalled prompt and tools), so many envs sharing the rows share it too.
+    """
 
     model: type[BaseModel]
+    frozen: dict[int, Any]
 
 
 class TaskError(ValueError):
@@ -100,6 +105,7 @@ def _validated(rows: list[Any], model: type[BaseModel], origin: str) -> TaskSet:
         check_row(row, model, f"{origin} row {index + 1}")
     tasks = TaskSet(rows)
     tasks.model = model
+    tasks.frozen = {}
     return tasks
 
 

@@ -15,13 +15,14 @@ Example:
 from __future__ import annotations
 
 import inspect
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from gym_llm import fastjson
 
 _TOOL_ATTR = "__gym_llm_tool__"
 _ARG_LINE = re.compile(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -153,17 +154,18 @@ class ToolError(Exception):
 
 
 def format_output(result: Any) -> str:
-    """A tool's return value as the ``output`` string the model reads (JSON unless it is a string)."""
+    """A tool's return value as the ``output`` string the model reads: compact JSON unless it is a
+    string, as NeMo Gym's servers send it."""
     if isinstance(result, str):
         return result
     if isinstance(result, BaseModel):
         return result.model_dump_json()
-    return json.dumps(result)
+    return fastjson.dumps(result).decode()
 
 
 def error_output(message: str) -> str:
     """The ``output`` of a failed tool call: a JSON object with an ``error`` message."""
-    return json.dumps({"error": message})
+    return fastjson.dumps({"error": message}).decode()
 
 
 def describe_validation_error(exc: ValidationError) -> str:

@@ -253,7 +253,7 @@ def test_render_ansi():
     env.reset(options={"task_index": 0})
     env.step(call("add", {"a": 1}))
     text = env.render()
-    assert "[user] task 0" in text and "add(" in text and '{"sum": 2}' in text
+    assert "[user] task 0" in text and "add(" in text and '{"sum":2}' in text
 
 
 def test_make_passes_kwargs_through_the_registry():

@@ -76,7 +76,8 @@ def _applied_increments(output: list[dict[str, Any]]) -> list[int]:
     succeeded = {
         item["call_id"]
         for item in output
-        if item.get("type") == "function_call_output" and '"success": true' in item.get("output", "")
+        if item.get("type") == "function_call_output"
+        and (it.parse_arguments({"arguments": item.get("output")}) or {}).get("success") is True
     }
     counts = []
     for call in it.function_calls(output, "increment_counter"):
