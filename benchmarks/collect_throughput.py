@@ -130,7 +130,7 @@ async def gym_llm_collect(url: str, rollouts: int, concurrency: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rollouts", type=int, default=2000)
+    parser.add_argument("--rollouts", type=int, default=3000)
     parser.add_argument("--sdk-rollouts", type=int, default=300, help="fewer: the SDK path is slow")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per figure (median)")
     parser.add_argument("--latency", type=float, default=0.0, help="model server latency per call, seconds")
