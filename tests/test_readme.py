@@ -17,3 +17,19 @@ def test_readme_python_example_runs_unchanged(oracle_server, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1.0", "2"]  # reward, turns: a get_weather call, then the answer
+
+
+def test_readme_env_example_works(tmp_path):
+    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)[1]
+    (tmp_path / "data").mkdir()
+    row = '{"responses_create_params": {"input": "add 2 and 3"}, "expected_count": 5}\n'
+    (tmp_path / "data" / "example.jsonl").write_text(row)
+    namespace = {"__file__": str(tmp_path / "env.py")}
+    exec(code, namespace)
+    env = namespace["MyEnv"]()
+    obs, _ = env.reset(seed=0)
+    assert obs["tools"][0]["parameters"]["properties"]["n"]["type"] == "integer"
+    obs, *_ = env.step('<tool_call>{"name": "add", "arguments": {"n": -1}}</tool_call>')
+    assert obs["input"][-1]["output"] == '{"error":"n must not be negative"}'
+    env.step('<tool_call>{"name": "add", "arguments": {"n": 5}}</tool_call>')
+    assert env.step("5")[1] == 1.0
