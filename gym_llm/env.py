@@ -7,7 +7,8 @@ without tool calls, or the turn budget running out, ends the episode with the ve
 Subclasses declare:
 
 - ``task_model``: a :class:`~gym_llm.tasks.TaskRow` subclass for their row fields;
-- ``default_tasks``: the JSONL file used when no tasks are given;
+- ``default_tasks``: the JSONL file used when no tasks are given (default: ``data/example.jsonl``
+  beside the env's module, if there is one);
 - tools as ``@tool`` methods, and ``setup(task)`` to build per-episode state;
 - ``verify(task, response) -> Verdict`` over plain data (sync or async), so it re-verifies
   recorded rollouts too;
@@ -75,6 +76,10 @@ class LLMEnv(gymnasium.Env[Observation, Any]):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.tools = collect_tools(cls)
+        if "default_tasks" not in vars(cls):  # an env folder's convention: data/example.jsonl
+            bundled = Path(inspect.getfile(cls)).parent / "data" / "example.jsonl"
+            if bundled.is_file():
+                cls.default_tasks = bundled
 
     def __init__(
         self,

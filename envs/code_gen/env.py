@@ -196,7 +196,6 @@ def _semaphore(size: int) -> asyncio.Semaphore:
 # ----------------------------------------------------------------------------------------- env
 class CodeGenEnv(LLMEnv):
     task_model = CodeGenTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 2  # one answer; a stray tool call (there are no tools) gets an error and one more turn
     unit_test_timeout = 10.0  # NeMo's unit_test_timeout_secs
     max_concurrency = os.cpu_count() or 2  # programs running at once, per process (NeMo: num_processes)

@@ -185,7 +185,6 @@ class EquivalenceLLMJudgeEnv(LLMEnv):
     """Short answers graded by an LLM judge (see the module docstring)."""
 
     task_model = EquivalenceTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 1
     execute_tools = False  # one turn is the whole episode; tool calls are graded, never run
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from gym_llm import items as it
@@ -74,7 +73,6 @@ class GoogleSearchEnv(LLMEnv):
     """Multiple-choice research questions with ``search`` and ``browse`` tools."""
 
     task_model = GoogleSearchTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 10
 
     def __init__(

@@ -10,7 +10,6 @@ rewards the fraction followed. The checkers (all 25 IFEval instructions) are in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -159,7 +158,6 @@ class InstructionFollowingEnv(LLMEnv):
     """Follow every verifiable instruction of the prompt; no tools, one turn."""
 
     task_model = InstructionFollowingTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 2  # a stray tool call gets an error output and one more turn
 
     def __init__(self, tasks: Any = None, *, grading_mode: GradingMode = "binary", **kwargs: Any) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -107,7 +106,6 @@ class MathAdvancedCalculationsEnv(LLMEnv):
     """Eleven twisted calculator tools; reward 1.0 iff every ground-truth value was computed."""
 
     task_model = MathAdvancedCalculationsTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 20
 
     def __init__(self, tasks: Any = None, *, tolerance: float = 0.0, **kwargs: Any) -> None:

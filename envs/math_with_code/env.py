@@ -234,7 +234,6 @@ def _error_reply(message: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------- env
 class MathWithCodeEnv(LLMEnv):
     task_model = MathWithCodeTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 3  # NeMo's max_steps for math_with_code
     tool_timeout = 600.0  # execute_python enforces its own, shorter, timeouts
     execution_timeout = 10.0  # NeMo's max_execution_time

@@ -21,7 +21,6 @@ import contextlib
 import io
 import logging
 import re
-from pathlib import Path
 from typing import Any
 
 from gym_llm import cpu_pool
@@ -151,7 +150,6 @@ class MathWithJudgeEnv(LLMEnv):
     """Math answers graded by math-verify with an optional LLM-judge fallback (module docstring)."""
 
     task_model = MathTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 1
     execute_tools = False  # one turn is the whole episode; tool calls are graded, never run
 

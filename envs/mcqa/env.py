@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import field_validator
@@ -311,7 +310,6 @@ class MCQAEnv(LLMEnv):
     """Multiple-choice QA; see the module docstring for the grading modes."""
 
     task_model = MCQATask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 1
     execute_tools = False  # one turn is the whole episode; tool calls are graded, never run
 

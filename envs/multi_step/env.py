@@ -9,7 +9,6 @@ value was extracted) and ``order_instruction_following_failure`` (right values, 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from gym_llm import items as it
@@ -32,7 +31,6 @@ def synonym_value(synonym: str) -> int:
 
 class MultiStepEnv(LLMEnv):
     task_model = MultiStepTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 8
 
     @tool

@@ -12,7 +12,6 @@ recorded rollout re-verifies from its data alone.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from gym_llm import items as it
@@ -30,7 +29,6 @@ class CounterTask(TaskRow):
 
 class StatefulCounterEnv(LLMEnv):
     task_model = CounterTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 8
 
     def setup(self, task: dict[str, Any]) -> None:

@@ -29,7 +29,6 @@ import re
 import sys
 from collections.abc import Iterator
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Literal
 
 import xmltodict
@@ -520,7 +519,6 @@ class StructuredOutputsEnv(LLMEnv):
     """Schema-following output, as text in five formats or as a tool call; see the module docstring."""
 
     task_model = StructuredOutputsTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 1
     execute_tools = False  # one turn is the whole episode; tool calls are graded, never run
 

@@ -6,7 +6,6 @@ same output, same reward rule (the final answer is not graded).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from gym_llm import items as it
@@ -24,7 +23,6 @@ class WeatherTask(TaskRow):
 
 class WeatherEnv(LLMEnv):
     task_model = WeatherTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 4
 
     @tool

@@ -63,7 +63,6 @@ class WorkplaceTask(TaskRow):
 
 class WorkplaceAssistantEnv(LLMEnv, Toolkit):
     task_model = WorkplaceTask
-    default_tasks = Path(__file__).parent / "data" / "example.jsonl"
     max_turns = 6  # NeMo's max_steps for this server
 
     company: Company

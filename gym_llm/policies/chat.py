@@ -9,7 +9,7 @@ from gym_llm.chat_format import assistant_items, to_chat_messages, to_chat_tools
 from gym_llm.policies.http import JSONClient
 
 # Responses request fields and their Chat Completions names; fields with no equivalent are dropped.
-_PARAM_NAMES = {
+CHAT_PARAM_NAMES = {
     "temperature": "temperature",
     "top_p": "top_p",
     "max_output_tokens": "max_tokens",
@@ -52,9 +52,9 @@ class ChatPolicy:
 
     async def __call__(self, observation: Mapping[str, Any], params: Mapping[str, Any] | None = None) -> Any:
         payload: dict[str, Any] = {
-            _PARAM_NAMES[key]: value
+            CHAT_PARAM_NAMES[key]: value
             for key, value in {**(params or {}), **self.sampling}.items()
-            if key in _PARAM_NAMES and value is not None
+            if key in CHAT_PARAM_NAMES and value is not None
         }
         payload.update(self.extra_body)
         payload["model"] = self.model

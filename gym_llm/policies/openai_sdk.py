@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gym_llm.chat_format import to_chat_messages, to_chat_tools
-from gym_llm.policies.chat import _PARAM_NAMES, to_response
+from gym_llm.policies.chat import CHAT_PARAM_NAMES, to_response
 
 
 class OpenAIClientPolicy:
@@ -40,7 +40,9 @@ class OpenAIClientPolicy:
             return await self.client.responses.create(
                 model=self.model, input=list(observation["input"]), **extra, **fields
             )
-        chat_fields = {_PARAM_NAMES[k]: v for k, v in fields.items() if k in _PARAM_NAMES and v is not None}
+        chat_fields = {
+            CHAT_PARAM_NAMES[k]: v for k, v in fields.items() if k in CHAT_PARAM_NAMES and v is not None
+        }
         if tools:
             chat_fields["tools"] = to_chat_tools(tools)
         completion = await self.client.chat.completions.create(
