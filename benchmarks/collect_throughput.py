@@ -7,7 +7,7 @@ same number of two-call rollouts is made by:
 - ``raw aiohttp``: a bare aiohttp client posting the same two Responses requests per rollout,
   with the tool output made inline: no env, no verify, no output file (the ceiling);
 - ``openai SDK``: the same calls through ``openai.AsyncOpenAI.responses.create``;
-- ``gym_llm``: ``gym_llm.rollouts.collect`` (what ``gym-llm collect`` runs) with a
+- ``gym_llm``: ``gym_llm.rollouts.acollect`` (what ``gym-llm collect`` runs) with a
   ``ResponsesPolicy``: env steps, tool calls, verify, and one JSONL line per rollout.
 
 Run: ``python benchmarks/collect_throughput.py [--rollouts N] [--repeats K] [--latency S] [--sdk-rollouts M]``
@@ -32,7 +32,7 @@ import openai
 
 import gym_llm  # noqa: F401 - registers the envs
 from gym_llm.policies import ResponsesPolicy
-from gym_llm.rollouts import collect
+from gym_llm.rollouts import acollect
 
 CONCURRENCIES = (1, 8, 64, 256)
 
@@ -117,7 +117,7 @@ async def openai_sdk(url: str, rollouts: int, concurrency: int) -> float:
 async def gym_llm_collect(url: str, rollouts: int, concurrency: int) -> float:
     repeats = -(-rollouts // len(weather_tasks()))
     with tempfile.TemporaryDirectory() as tmp:
-        result = await collect(
+        result = await acollect(
             "llm/Weather-v0",
             Path(tmp) / "rollouts.jsonl",
             policy=ResponsesPolicy("m", url),

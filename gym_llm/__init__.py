@@ -10,8 +10,10 @@
 ``gym.make("gym_llm:llm/Weather-v0")`` works without the import.
 """
 
+from gym_llm.check import check
 from gym_llm.env import LLMEnv
 from gym_llm.registry import env_ids, register_envs, verify
+from gym_llm.single_turn import SingleTurnEnv
 from gym_llm.tasks import TaskError, TaskRow
 from gym_llm.tools import ToolError, tool
 from gym_llm.verdict import Verdict
@@ -20,11 +22,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LLMEnv",
+    "SingleTurnEnv",
     "TaskError",
     "TaskRow",
     "ToolError",
     "Verdict",
     "__version__",
+    "check",
     "env_ids",
     "tool",
     "verify",

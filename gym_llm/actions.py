@@ -98,11 +98,9 @@ def normalize_action(action: Any, parser: ToolCallParser = parse_hermes) -> Turn
     """Turn any accepted action form into a :class:`Turn` with fresh, deterministic call ids."""
     try:
         turn = _to_turn(action, parser)
-    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        return turn if isinstance(turn, InvalidAction) else _checked(turn)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as exc:
         return InvalidAction(f"{type(exc).__name__}: {exc}")
-    if isinstance(turn, InvalidAction):
-        return turn
-    return _checked(turn)
 
 
 def _to_turn(action: Any, parser: ToolCallParser) -> Turn | InvalidAction:
@@ -120,7 +118,7 @@ def _to_turn(action: Any, parser: ToolCallParser) -> Turn | InvalidAction:
     if "output" in action:  # Responses object
         details = action.get("incomplete_details")
         turn = Turn([dict(it.as_item(item)) for item in action["output"] or ()], incomplete=bool(details))
-        return turn
+        return _parse_text_calls(turn, parser)
     if "choices" in action:  # ChatCompletion dict
         action = action["choices"][0]["message"]
     if action.get("role") == "assistant" and "type" not in action:
@@ -128,6 +126,18 @@ def _to_turn(action: Any, parser: ToolCallParser) -> Turn | InvalidAction:
     if action.get("type") in it.ITEM_TYPES:
         return Turn([dict(action)])
     return InvalidAction("a dict action must be a Responses item, a Response or an assistant message")
+
+
+def _parse_text_calls(turn: Turn, parser: ToolCallParser) -> Turn:
+    """A turn whose tool calls a server left in the text (no tool-call parser there) parsed by ours."""
+    if any(item.get("type") == "function_call" for item in turn.items):
+        return turn
+    text = it.output_text(turn.items)
+    if "<tool_call>" not in text:
+        return turn
+    parsed = parser(text)
+    reasoning = [item for item in turn.items if item.get("type") == "reasoning"]
+    return Turn(reasoning + parsed.items, parsed.call_errors, turn.incomplete)
 
 
 def _chat_message_turn(msg: dict[str, Any], parser: ToolCallParser) -> Turn:
@@ -146,8 +156,10 @@ def _checked(turn: Turn) -> Turn | InvalidAction:
     seen: set[str] = set()
     for index, item in enumerate(turn.items):
         kind = item.get("type", "message")
-        if kind not in it.ITEM_TYPES:
-            return InvalidAction(f"item {index} has unknown type {kind!r}")
+        if not isinstance(kind, str) or kind not in it.ITEM_TYPES:
+            return InvalidAction(f"item {index} has unknown type {str(kind)[:80]!r}")
+        if kind == "message" and not (isinstance(item.get("role"), str) and _is_content(item.get("content"))):
+            return InvalidAction(f"message item {index} needs a string role and text content")
         if kind == "function_call":
             if not isinstance(item.get("name"), str):
                 return InvalidAction(f"function_call item {index} has no name")
@@ -164,3 +176,12 @@ def _checked(turn: Turn) -> Turn | InvalidAction:
         elif kind == "message" and "type" not in item:
             item["type"] = "message"
     return turn
+
+
+def _is_content(content: Any) -> bool:
+    """Message content a conversation can carry: text, no text, or a list of text parts."""
+    if content is None or isinstance(content, str):
+        return True
+    return isinstance(content, list) and all(
+        isinstance(part, dict) and isinstance(part.get("text", ""), (str, type(None))) for part in content
+    )

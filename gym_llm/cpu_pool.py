@@ -8,9 +8,20 @@ Start method: ``forkserver`` (``spawn`` where there is none). ``fork`` would cop
 has threads (the sync facade's loop thread, test servers, aiohttp's resolver) and event loops: a
 lock held by another thread at fork time stays locked forever in the child, and the child inherits
 every open socket. The fork server is a clean single-threaded process started once; workers fork
-from it cheaply, with the modules named by :func:`add_preload` already imported. As with
-``spawn``, a script that uses the pool must keep its top-level code under
-``if __name__ == "__main__":``, because workers import the main module.
+from it cheaply, with the modules named by :func:`add_preload` already imported.
+
+Workers do not import the main module (``multiprocessing`` normally re-runs the user's script in
+each worker, which is why scripts need ``if __name__ == "__main__":``): a script that verifies
+rollouts at its top level gets the right rewards, and its top-level code runs once. In return
+``fn`` must live in an importable module, not in the script itself (:class:`TypeError` otherwise).
+Only with ``spawn`` (no fork server on the platform) do workers still import the script.
+
+That skip replaces ``multiprocessing.spawn.prepare`` (for this pool's own workers only, told apart
+by their process name), a private hook of the standard library. It is installed only on the Python
+versions it is tested on (3.10 to 3.13) and only while ``prepare`` is still the standard library's
+own function. Elsewhere the usual rule of ``multiprocessing`` holds: a script that verifies at its
+top level needs ``if __name__ == "__main__":``, and without it the call fails with a
+:class:`WorkerCrashed` that says so.
 
 Example:
     >>> import math
@@ -22,10 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import multiprocessing.context
+import multiprocessing.spawn
 import os
+import sys
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -42,7 +56,8 @@ class WorkerCrashed(RuntimeError):
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 _generation = 0  # bumped each time the pool is replaced, so a broken pool is retired only once
-_preload: list[str] = ["gym_llm"]  # workers unpickle functions that live in gym_llm modules
+# Workers unpickle functions that live in gym_llm modules; this module installs the hook below.
+_preload: list[str] = ["gym_llm", __name__]
 # Calls in flight per event loop, at most one per worker: a call's timeout then measures its own
 # run time, not time spent queued behind other calls.
 _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
@@ -60,12 +75,57 @@ def add_preload(*modules: str) -> None:
                 _preload.append(module)
 
 
+class GymLLMPoolWorker(multiprocessing.context.ForkServerProcess):
+    """A worker of this pool. Its default name (``GymLLMPoolWorker-<n>``) tells the fork server's
+    :func:`_prepare_worker` hook which new processes are ours."""
+
+
+class _PoolContext(multiprocessing.context.ForkServerContext):
+    Process = GymLLMPoolWorker
+
+
+_MAIN_MODULE_KEYS = ("init_main_from_name", "init_main_from_path")
+_spawn_prepare = multiprocessing.spawn.prepare
+
+
+def _prepare_worker(data: Mapping[str, Any]) -> None:
+    """``multiprocessing.spawn.prepare`` that skips importing the main module for our workers.
+
+    It runs in each process the fork server starts, before the process object is unpickled:
+    ``prepare`` would otherwise re-run the parent's script (as ``__mp_main__``) in every worker.
+    """
+    if str(data.get("name", "")).startswith(GymLLMPoolWorker.__name__):
+        data = {key: value for key, value in data.items() if key not in _MAIN_MODULE_KEYS}
+    _spawn_prepare(data)
+
+
+# The Python versions whose ``multiprocessing.spawn.prepare`` the hook is tested against.
+_HOOK_VERSIONS = ((3, 10), (3, 13))
+
+
+def _can_hook(prepare: Any) -> bool:
+    """Whether ``prepare`` is the standard library's own function on a tested Python version."""
+    return (
+        _HOOK_VERSIONS[0] <= sys.version_info[:2] <= _HOOK_VERSIONS[1]
+        and getattr(prepare, "__module__", None) == "multiprocessing.spawn"
+        and getattr(prepare, "__qualname__", None) == "prepare"
+    )
+
+
+# Installed wherever this module is imported; it matters in the fork server (which preloads this
+# module), whose children look ``prepare`` up in ``multiprocessing.spawn`` when they start. Where
+# it is not installed, workers import the main script as ``multiprocessing`` always does.
+HOOK_INSTALLED = _can_hook(_spawn_prepare)
+if HOOK_INSTALLED:
+    multiprocessing.spawn.prepare = _prepare_worker
+
+
 def _context() -> multiprocessing.context.BaseContext:
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    if method == "forkserver":
-        # Without '__main__' in the list the fork server does not run the user's script itself.
-        context.set_forkserver_preload(list(_preload))
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = _PoolContext()
+    # Without '__main__' in the list the fork server does not run the user's script itself.
+    context.set_forkserver_preload(list(_preload))
     return context
 
 
@@ -89,14 +149,21 @@ def _retire(generation: int) -> None:
 
 
 def _kill(pool: ProcessPoolExecutor) -> None:
-    # ProcessPoolExecutor has no public way to stop a running task before Python 3.14
-    # (terminate_workers): kill its processes, then let it wind down without waiting.
-    processes = getattr(pool, "_processes", None) or {}
-    for process in list(processes.values()):
+    # Python 3.14 stops running tasks with terminate_workers; before it, ProcessPoolExecutor has no
+    # public way: kill its processes (a private attribute, read defensively), then let it wind down.
+    terminate = getattr(pool, "terminate_workers", None)
+    if callable(terminate):
         try:
-            process.kill()
-        except (OSError, AttributeError, ValueError):
+            terminate()
+        except (OSError, ValueError, RuntimeError):
             pass
+    else:
+        processes = getattr(pool, "_processes", None)
+        for process in list(processes.values()) if isinstance(processes, Mapping) else ():
+            try:
+                process.kill()
+            except (OSError, AttributeError, ValueError):
+                pass
     pool.shutdown(wait=False, cancel_futures=True)
 
 
@@ -111,14 +178,21 @@ def _slot(loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
 async def run_in_process(fn: Callable[..., T], *args: Any, timeout: float) -> T:
     """Run ``fn(*args)`` in the shared process pool and return its result.
 
-    ``fn`` and ``args`` must be picklable (``fn`` a module-level function). A call whose pool broke
-    under it (another call's worker crashed or timed out) is retried once on a fresh pool.
+    ``fn`` and ``args`` must be picklable, ``fn`` a module-level function of an importable module
+    (workers do not import the main script). A call whose pool broke under it (another call's
+    worker crashed or timed out) is retried once on a fresh pool.
 
     Raises:
+        TypeError: ``fn`` is defined in the main script, where workers cannot find it.
         TimeoutError: ``fn`` ran for more than ``timeout`` seconds (its worker has been killed).
         WorkerCrashed: The worker died running ``fn``, twice.
         Exception: Whatever ``fn`` raised.
     """
+    if getattr(fn, "__module__", None) == "__main__":
+        raise TypeError(
+            f"run_in_process: {getattr(fn, '__qualname__', fn)!r} is defined in the main script, which "
+            "worker processes do not import; move it into a module"
+        )
     async with _slot(asyncio.get_running_loop()):
         for _attempt in range(2):
             pool, generation = _current_pool()
@@ -143,10 +217,24 @@ async def run_in_process(fn: Callable[..., T], *args: Any, timeout: float) -> T:
                 return waiter.result()
             except BrokenProcessPool:
                 _retire(generation)
-        raise WorkerCrashed(
-            "a worker process died running the call (if this is a script, keep its top-level code under "
-            "`if __name__ == '__main__':` so that worker processes can import it)"
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise WorkerCrashed(crash_message(name))
+
+
+def crash_message(name: str) -> str:
+    """The :class:`WorkerCrashed` message for a call of ``name``, with the ``__main__`` hint where due.
+
+    Example:
+        >>> crash_message("f").startswith("a worker process died running f (twice)")
+        True
+    """
+    message = f"a worker process died running {name} (twice); the pool was replaced"
+    if not HOOK_INSTALLED or "forkserver" not in multiprocessing.get_all_start_methods():
+        message += (
+            ". Workers import the main script on this Python: a script that verifies at its top level "
+            'must put that code under `if __name__ == "__main__":`'
         )
+    return message
 
 
 def shutdown() -> None:

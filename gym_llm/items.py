@@ -86,7 +86,7 @@ def content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+        return "".join((part.get("text") or "") if isinstance(part, dict) else str(part) for part in content)
     return ""
 
 
@@ -114,6 +114,31 @@ def function_calls(items: Iterable[Item], name: str | None = None) -> list[Item]
         item
         for item in items
         if item.get("type") == "function_call" and (name is None or item.get("name") == name)
+    ]
+
+
+def answered_calls(items: Iterable[Item], name: str | None = None) -> list[tuple[Item, Any]]:
+    """The ``function_call`` items that ran (a ``function_call_output`` answers them), with that output.
+
+    A call recorded but never run (a final turn's calls, say) is left out: replaying a rollout must
+    apply only what the live episode applied.
+
+    Example:
+        >>> items = [function_call("f", {}, "a"), function_call_output("a", "ok")]
+        >>> items.append(function_call("f", {}, "b"))  # recorded, never run
+        >>> [(call["call_id"], output) for call, output in answered_calls(items)]
+        [('a', 'ok')]
+    """
+    items = list(items)
+    outputs = {
+        item.get("call_id"): item.get("output")
+        for item in items
+        if item.get("type") == "function_call_output"
+    }
+    return [
+        (call, outputs[call.get("call_id")])
+        for call in function_calls(items, name)
+        if call.get("call_id") in outputs
     ]
 
 

@@ -112,9 +112,10 @@ def _empty_observation_dict(space: ObservationDict, n: int = 1, fn: Callable = n
     return tuple({key: () for key in space.spaces} for _ in range(n))
 
 
-def observation_space() -> ObservationDict:
+def observation_space() -> spaces.Space[dict[str, tuple]]:
     """``{"input": Conversation, "tools": ToolSchemas}``: what a Responses API call needs."""
-    return ObservationDict({"input": Conversation(), "tools": ToolSchemas()})
+    space: spaces.Space[Any] = ObservationDict({"input": Conversation(), "tools": ToolSchemas()})
+    return space
 
 
 class ActionSpace(spaces.Space[Any]):

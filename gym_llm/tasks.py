@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -122,7 +121,7 @@ def check_row(row: Any, model: type[BaseModel], where: str) -> None:
         raise TaskError(f"{where}: field '{field}': {err['msg']}{more}") from None
 
 
-def _load_hf(spec: str) -> Iterable[dict[str, Any]]:
+def _load_hf(spec: str) -> list[dict[str, Any]]:
     try:
         import datasets
     except ImportError:

@@ -1,7 +1,8 @@
 """Typed tools: ``@tool`` methods whose JSON schema comes from type hints and the docstring.
 
 Example:
-    >>> class Env(LLMEnv):  # doctest: +SKIP
+    >>> from gym_llm.env import LLMEnv
+    >>> class WeatherEnv(LLMEnv):
     ...     @tool
     ...     def get_weather(self, city: str) -> dict:
     ...         '''Get the weather in a city.
@@ -10,6 +11,16 @@ Example:
     ...             city: The city's name.
     ...         '''
     ...         return {"city": city, "weather_description": f"The weather in {city} is cold."}
+    >>> spec = collect_tools(WeatherEnv)["get_weather"]
+    >>> spec.schema["description"], spec.schema["parameters"]["properties"]
+    ('Get the weather in a city.', {'city': {'description': "The city's name.", 'type': 'string'}})
+    >>> spec.validate({"city": "Paris"})
+    {'city': 'Paris'}
+    >>> spec.validate({"town": "Paris"})
+    Traceback (most recent call last):
+    ...
+    pydantic_core._pydantic_core.ValidationError: 2 validation errors for get_weather_arguments
+    ...
 """
 
 from __future__ import annotations

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 import gym_llm
-from gym_llm.rollouts import collect_sync
+from gym_llm.rollouts import collect
 
 
 @pytest.mark.parametrize("env_id", gym_llm.env_ids())
 def test_collect_scores_one_on_every_example_row(tmp_path, env_id):
-    result = collect_sync(env_id, tmp_path / "r.jsonl", concurrency=4)
+    result = collect(env_id, tmp_path / "r.jsonl", concurrency=4)
     assert result.written == len(gymnasium.make(env_id).unwrapped.tasks)
     assert result.summary["mean_reward"] == 1.0, result.summary
     assert result.summary["num_masked"] == 0

@@ -1,23 +1,31 @@
-"""The shared judge: configuration, calls over real HTTP to the test server, verdict parsing."""
+"""The judge: configuration, the HTTP judge over real HTTP to the test server, custom judges,
+verdict parsing, and the test server's oracle playing a correct judge for the judge envs."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 
+import openai
 import pytest
 from pydantic import ValidationError
 
+from gym_llm.envs.equivalence_llm_judge.env import EquivalenceLLMJudgeEnv
+from gym_llm.envs.math_with_judge.env import MathWithJudgeEnv, judge_messages
 from gym_llm.judge import (
+    HTTPJudge,
+    Judge,
     JudgeConfig,
     JudgeError,
+    JudgePromptReader,
     ask,
-    exact_form,
+    make_judge,
     parse_verdict,
-    reference_judgement,
-    register_oracle_judge,
+    template_fields,
 )
 from gym_llm.testing import ModelServer
-from gym_llm.testing.model_server import ServerError, oracle
+from gym_llm.testing.judge import reference_judgement
+from gym_llm.testing.model_server import ServerError
 
 JUDGE_VARS = (
     "GYM_LLM_JUDGE_MODEL",
@@ -71,6 +79,12 @@ def test_environment_variables_fill_the_fields(clean_env):
     assert JudgeConfig.coerce(None).api_key == "sk-judge"
     # Explicit fields beat the environment.
     assert JudgeConfig.coerce({"model": "mine"}).model == "mine"
+
+
+def test_a_bad_api_variable_names_the_field(clean_env):
+    clean_env.setenv("GYM_LLM_JUDGE_API", "completions")
+    with pytest.raises(ValueError, match="judge: field 'api'"):
+        JudgeConfig.coerce(None)
 
 
 def test_config_is_hashable_and_hides_the_key():
@@ -172,13 +186,6 @@ def test_parse_verdict_prefers_the_longer_of_overlapping_labels():
     assert parse_verdict("it is CORRECT", "CORRECT", "INCORRECT") == ("CORRECT", [])
 
 
-def test_exact_form_strips_only_wrapping():
-    assert exact_form(" \\boxed{Charles  DARWIN}. ") == "charles darwin"
-    assert exact_form("$x+1$") == "x+1"
-    assert exact_form("\\boxed{a} and \\boxed{b}") == "\\boxed{a} and \\boxed{b}"
-    assert exact_form("C++") != exact_form("C")
-
-
 @pytest.mark.parametrize(
     ("a", "b", "equal"),
     [
@@ -194,19 +201,122 @@ def test_reference_judgement(a, b, equal):
     assert reference_judgement(a, b) is equal
 
 
-def test_the_oracle_plays_a_registered_judge():
-    def parse(prompt: str):
-        if not prompt.startswith("CMP "):
-            return None
-        a, _, b = prompt[4:].partition(" vs ")
-        return a, b
+# ----------------------------------------------------------------------------- no judge configured
+def test_an_unconfigured_judge_fails_at_once_saying_how_to_configure_one(clean_env):
+    judge = HTTPJudge()
+    assert not judge.config.usable
+    start = time.perf_counter()
+    for _ in range(20):
+        with pytest.raises(JudgeError, match="no judge is configured") as error:
+            asyncio.run(ask(judge, "q"))
+    assert time.perf_counter() - start < 2.0  # no network call, no retries
+    message = str(error.value)
+    assert "judge=" in message and "GYM_LLM_JUDGE_BASE_URL" in message and "OPENAI_API_KEY" in message
 
-    register_oracle_judge(parse)
-    register_oracle_judge(parse)  # idempotent
-    assert sum(getattr(f, "judge_parser", None) is parse for f in oracle.fallbacks) == 1
+
+def test_which_configs_are_usable(clean_env):
+    assert JudgeConfig(api_key="sk-x").usable  # OpenAI's API with a key
+    assert JudgeConfig(base_url="http://127.0.0.1:8000/v1").usable  # a local server needs no key
+    assert not JudgeConfig(base_url="https://api.openai.com/v1/").usable
+    clean_env.setenv("OPENAI_API_KEY", "sk-env")
+    assert JudgeConfig.from_env().usable
+
+
+# ----------------------------------------------------------------------------- Judge objects
+class SDKJudge:
+    """A judge of the caller's own: the openai SDK's chat client, here against the test server."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+
+    async def __call__(self, prompt) -> str:
+        client = openai.AsyncOpenAI(base_url=self.base_url, api_key="x", max_retries=0)
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
+        async with client:
+            reply = await client.chat.completions.create(model="judge", messages=messages)
+        return reply.choices[0].message.content
+
+
+def test_make_judge_reads_every_form_of_the_judge_argument(clean_env):
+    assert make_judge({"model": "m", "base_url": "http://x/v1"}).config == JudgeConfig(
+        model="m", base_url="http://x/v1"
+    )
+    config = JudgeConfig(model="c")
+    assert make_judge(config).config is config
+    assert make_judge(None).config == JudgeConfig.from_env()
+    mine = SDKJudge("http://x/v1")
+    assert make_judge(mine) is mine and isinstance(mine, Judge)
+
+    async def plain(prompt):
+        return "[[A=B]]"
+
+    assert make_judge(plain) is plain
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [(lambda prompt: "[[A=B]]", "must be async"), ("gpt", "got str"), (SDKJudge, "got type"), (3, "got int")],
+)
+def test_make_judge_refuses_what_is_no_judge(value, message):
+    with pytest.raises(ValueError, match=message):
+        make_judge(value)
+
+
+def test_a_custom_judge_is_asked_over_its_own_client():
+    with ModelServer(script=lambda conv, tools, req: f"{conv[-1]['content']} [[A=B]]") as server:
+        assert asyncio.run(ask(SDKJudge(server.base_url), "same?")) == "same? [[A=B]]"
+    assert server.requests[0]["api"] == "chat"
+
+
+def test_whatever_a_custom_judge_raises_is_a_judge_error():
+    with pytest.raises(JudgeError, match="APIConnectionError"):
+        asyncio.run(ask(SDKJudge(DOWN), "q"))
+
+    async def silent(prompt):
+        return None
+
+    with pytest.raises(JudgeError, match="returned NoneType"):
+        asyncio.run(ask(silent, "q"))
+
+
+# ----------------------------------------------------------------------------- prompts read back
+def test_template_fields_reads_a_filled_template_back():
+    template = "Q: {q}\n{{literal}} A: {a} again {a}\nB: {b}"
+    filled = template.format(q="1+1?", a="2\n{two}", b="")
+    assert template_fields(template, filled) == {"q": "1+1?", "a": "2\n{two}", "b": ""}
+    assert template_fields(template, filled.replace("again 2", "again 3")) is None
+    assert template_fields(template, "Q: x") is None
+    with pytest.raises(ValueError, match="only plain"):
+        template_fields("{a!r}", "x")
+    with pytest.raises(ValueError, match="only plain"):
+        template_fields("{0}", "x")
+
+
+def test_the_judge_envs_read_their_own_prompts():
+    math, equivalence = MathWithJudgeEnv(), EquivalenceLLMJudgeEnv()
+    assert isinstance(math, JudgePromptReader) and isinstance(equivalence, JudgePromptReader)
+    messages = judge_messages("Which day?", "\\text{Thursday}", "Friday")
+    assert math.judged_answers(messages) == ("\\text{Thursday}", "Friday")
+    assert math.judged_answers(messages[1]["content"]) == ("\\text{Thursday}", "Friday")
+    assert equivalence.judged_answers(messages) is None
+    custom = EquivalenceLLMJudgeEnv(judge_prompt_template="E={expected_answer}|G={generated_answer}")
+    assert custom.judged_answers("E=1/2|G=0.5") == ("1/2", "0.5")
+    assert custom.judged_answers([{"role": "user", "content": "unrelated"}]) is None
+
+
+def test_the_oracle_server_plays_a_correct_judge_for_the_judge_envs():
+    equivalence = EquivalenceLLMJudgeEnv()
+
+    def prompt(expected: str, generated: str) -> str:
+        return equivalence.judge_prompt_template.format(
+            question="Q?", expected_answer=expected, generated_answer=generated
+        )
+
     with ModelServer() as server:
-        config = fast(server.base_url)
-        assert asyncio.run(ask(config, "CMP 0.5 vs 1/2")).endswith("[[A=B]]")
-        assert asyncio.run(ask(config, "CMP Paris vs Lyon")).endswith("[[A!=B]]")
+        for api in ("responses", "chat"):
+            judge = HTTPJudge(fast(server.base_url, api=api))
+            assert asyncio.run(ask(judge, prompt("the mitochondrion", "Mitochondrion"))).endswith("[[A=B]]")
+            assert asyncio.run(ask(judge, prompt("Paris", "Lyon"))).endswith("[[A!=B]]")
+            assert asyncio.run(ask(judge, judge_messages("Q?", "0.5", "1/2"))).endswith("[[A=B]]")
         with pytest.raises(JudgeError, match="404"):
-            asyncio.run(ask(config, "something else"))
+            asyncio.run(ask(judge, "something else"))

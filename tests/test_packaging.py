@@ -17,11 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def wheel(tmp_path_factory) -> Path:
     pytest.importorskip("build")
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
+    built = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
-        check=True,
         capture_output=True,
+        text=True,
     )
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     (path,) = out.glob("gym_llm-*.whl")
     return path
 
@@ -34,6 +35,12 @@ def test_wheel_contains_every_env_package_and_its_data(wheel):
             for data in (env_dir / "data").glob("*.jsonl"):
                 assert f"gym_llm/envs/{env_dir.name}/data/{data.name}" in names
     assert "gym_llm/wrappers/vector.py" in names and "gym_llm/integrations/__init__.py" in names
+
+
+def test_wheel_marks_the_package_as_typed(wheel):
+    """PEP 561: type checkers read gym_llm's hints only when the py.typed marker is installed."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "gym_llm/py.typed" in names
 
 
 def test_installed_wheel_imports_all_namespaces(wheel, tmp_path):

@@ -19,8 +19,25 @@ def test_readme_python_example_runs_unchanged(oracle_server, tmp_path):
     assert out.stdout.split() == ["1.0", "2"]  # reward, turns: a get_weather call, then the answer
 
 
+def python_example(containing: str) -> str:
+    return next(
+        code
+        for code in re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
+        if containing in code
+    )
+
+
+def test_readme_collect_example_runs_unchanged(oracle_server, tmp_path):
+    code = python_example("from gym_llm.rollouts import collect")
+    env = {**os.environ, "OPENAI_BASE_URL": oracle_server.base_url, "OPENAI_API_KEY": "test"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["24", "1.0", "1.0"]  # rollouts, mean reward, pass@4
+    assert len((tmp_path / "rollouts.jsonl").read_text().splitlines()) == 24
+
+
 def test_readme_env_example_works(tmp_path):
-    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)[1]
+    code = python_example("class MyEnv(LLMEnv)")
     (tmp_path / "data").mkdir()
     row = '{"responses_create_params": {"input": "add 2 and 3"}, "expected_count": 5}\n'
     (tmp_path / "data" / "example.jsonl").write_text(row)

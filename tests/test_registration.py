@@ -53,3 +53,9 @@ def test_verify_re_scores_a_recorded_row():
     assert gym_llm.verify("llm/Weather-v0", row).reward == 0.0
     with pytest.raises(gym_llm.TaskError, match=r"response\.output"):
         gym_llm.verify("llm/Weather-v0", {**env.unwrapped.task})
+
+
+def test_client_envs_are_registered_but_not_listed():
+    """llm/Remote-v0 and llm/NeMoGym-v0 need a server: registered, but not among the bundled envs."""
+    assert {"llm/Remote-v0", "llm/NeMoGym-v0"} <= set(gymnasium.registry)
+    assert not {"llm/Remote-v0", "llm/NeMoGym-v0"} & set(gym_llm.env_ids())

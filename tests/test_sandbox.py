@@ -14,9 +14,12 @@ import pytest
 
 from gym_llm import sandbox
 from gym_llm.sandbox import Limits, open_sandboxed, run_sandboxed, sandbox_support, workdir
+from gym_llm.sandbox.launch import seccomp_arch
+from gym_llm.sandbox.uids import uid_block
 
+# The wall limit leaves a busy machine time to spend the CPU second (runs that hit it are killed at once).
 SMALL = Limits(
-    cpu_seconds=1, wall_seconds=3, memory_mb=128, max_processes=16, max_file_mb=1, max_output_bytes=10_000
+    cpu_seconds=1, wall_seconds=10, memory_mb=128, max_processes=16, max_file_mb=1, max_output_bytes=10_000
 )
 ISOLATED = sandbox_support().mode != "none"
 needs_isolation = pytest.mark.skipif(not ISOLATED, reason="no namespaces on this machine")
@@ -27,20 +30,22 @@ def python(code: str, cwd: Path, limits: Limits = SMALL, stdin: str = "") -> san
     return asyncio.run(run_sandboxed([sys.executable, "-c", code], cwd=cwd, stdin=stdin, limits=limits))
 
 
-def no_sandbox_processes_left(within: float = 5.0) -> bool:
-    """True once no process of ours is left; the kernel may take a moment to tear a namespace down."""
+def no_sandbox_processes_left(before: set[int], within: float = 5.0) -> bool:
+    """True once no process of ours but those in ``before`` is left (other tests may keep sandboxed
+    processes, such as MathWithCode's warm sessions); the kernel may take a moment to tear a
+    namespace down."""
     deadline = time.monotonic() + within
-    while sandbox_processes():
+    while sandbox_processes() - before:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
     return True
 
 
-def sandbox_processes() -> list[int]:
+def sandbox_processes() -> set[int]:
     """Pids running as one of this process's per-run uids."""
-    base = sandbox._UID_BASE + (os.getpid() % (1 << 22)) * sandbox._UID_SLOTS
-    found = []
+    ours = uid_block()
+    found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -49,8 +54,8 @@ def sandbox_processes() -> list[int]:
         except OSError:
             continue
         uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
-        if base <= uid < base + sandbox._UID_SLOTS:
-            found.append(int(entry.name))
+        if uid in ours:
+            found.add(int(entry.name))
     return found
 
 
@@ -102,11 +107,12 @@ def test_fork_bomb_is_stopped_and_the_host_is_unaffected(work: Path) -> None:
         host = await asyncio.create_subprocess_exec("true")
         return await bomb_run, other, await host.wait()
 
+    before = sandbox_processes()
     bomb_result, other, host_status = asyncio.run(scenario())
     assert bomb_result.limit in ("max_processes", "wall_seconds", "cpu_seconds")
     assert other.ok and other.stdout == "fine\n"
     assert host_status == 0
-    assert no_sandbox_processes_left()
+    assert no_sandbox_processes_left(before)
 
 
 def test_one_gigabyte_write_is_stopped(work: Path) -> None:
@@ -176,7 +182,7 @@ def test_no_network_even_to_localhost(work: Path) -> None:
     assert connections == 0
 
 
-@pytest.mark.skipif(sandbox._seccomp_arch() is None, reason="no seccomp fallback on this architecture")
+@pytest.mark.skipif(seccomp_arch() is None, reason="no seccomp fallback on this architecture")
 def test_fallback_mode_refuses_sockets_with_seccomp(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
@@ -194,13 +200,40 @@ def test_fallback_mode_refuses_sockets_with_seccomp(tmp_path: Path) -> None:
     assert done.stdout.split() == ["13", "unix", "ok"]  # EACCES for AF_INET, AF_UNIX still works
 
 
+@pytest.mark.skipif(
+    seccomp_arch() is None or os.uname().machine != "x86_64", reason="the x32 ABI exists on x86-64 only"
+)
+def test_fallback_mode_refuses_x32_socket_calls(tmp_path: Path) -> None:
+    # x32 calls (number | 0x40000000) pass the x86-64 arch check: socket() that way must be refused
+    # too, with EACCES, not merely fail where the kernel lacks x32 (ENOSYS).
+    script = textwrap.dedent(
+        """
+        import asyncio, sys, tempfile
+        from gym_llm.sandbox import run_sandboxed, sandbox_support
+        assert sandbox_support().mode == "none"
+        code = (
+            "import ctypes\\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\\n"
+            "libc.syscall.restype = ctypes.c_long\\n"
+            "print(libc.syscall(ctypes.c_long(41 | 0x40000000), 2, 1, 0), ctypes.get_errno())"
+        )
+        print(asyncio.run(run_sandboxed([sys.executable, "-c", code], cwd=tempfile.gettempdir())).stdout)
+        """
+    )
+    env = {**os.environ, sandbox.MODE_ENV: "none"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["-1", "13"]  # refused with EACCES
+
+
 @needs_isolation
 def test_no_process_survives_the_run(work: Path) -> None:
     # A daemon that leaves the process group and outlives its parent is killed with the run.
     code = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\nprint('parent done')"
+    before = sandbox_processes()
     result = python(code, work)
     assert result.ok and result.stdout == "parent done\n"
-    assert no_sandbox_processes_left()
+    assert no_sandbox_processes_left(before)
 
 
 def test_concurrent_runs_do_not_disturb_each_other(work: Path) -> None:
@@ -217,12 +250,13 @@ def test_concurrent_runs_do_not_disturb_each_other(work: Path) -> None:
 
 
 def test_long_lived_process_is_killed_on_close(work: Path) -> None:
+    before = sandbox_processes()
     with open_sandboxed(
         [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"], cwd=work
     ) as proc:
         assert proc.popen.stdout is not None and proc.popen.stdout.readline() == b"up\n"
     assert proc.popen.returncode is not None
-    assert no_sandbox_processes_left()
+    assert no_sandbox_processes_left(before)
 
 
 def test_workdir_is_removed() -> None:
@@ -232,3 +266,52 @@ def test_workdir_is_removed() -> None:
         )
         assert (path / "f").exists()
     assert not path.exists()
+
+
+def test_a_program_that_cannot_be_started_is_a_sandbox_error(work: Path) -> None:
+    result = asyncio.run(run_sandboxed(["no-such-program-xyz"], cwd=work, limits=SMALL))
+    assert result.sandbox_error is not None and "no-such-program-xyz" in result.sandbox_error
+    assert result.limit is None and not result.ok
+    # The program's own exit status 127 (bash: command not found) is the program's failure.
+    own = asyncio.run(run_sandboxed(["bash", "-c", "no-such-program-xyz"], cwd=work, limits=SMALL))
+    assert own.returncode == 127 and own.sandbox_error is None
+    assert "not found" in own.stderr
+
+
+def test_a_missing_work_directory_is_a_sandbox_error(tmp_path: Path) -> None:
+    result = asyncio.run(run_sandboxed([sys.executable, "-c", "pass"], cwd=tmp_path / "gone", limits=SMALL))
+    assert result.returncode is None and "work directory not found" in (result.sandbox_error or "")
+
+
+def test_a_long_lived_process_that_cannot_start_reports_why(work: Path) -> None:
+    proc = open_sandboxed(["no-such-program-xyz"], cwd=work, limits=SMALL)
+    assert proc.popen.wait(timeout=10) is not None
+    status = proc.close()
+    assert status["exit"] == 127 and "no-such-program-xyz" in status["error"]
+
+
+def test_limits_and_modes_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match=r"Limits.cpu_seconds must be > 0, got -1"):
+        Limits(cpu_seconds=-1)
+    with pytest.raises(ValueError, match="max_output_bytes must be >= 0"):
+        Limits(max_output_bytes=-5)
+    from gym_llm.sandbox import support
+
+    monkeypatch.setenv(sandbox.MODE_ENV, "chroot")
+    with pytest.raises(ValueError, match=r"GYM_LLM_SANDBOX_MODE='chroot' is not one of root, userns, none"):
+        support._detect()
+
+
+def test_unshare_failing_after_detection_is_a_sandbox_error(broken_unshare) -> None:
+    done = broken_unshare(
+        """
+        import asyncio, sys, tempfile
+        from gym_llm.sandbox import run_sandboxed
+        with tempfile.TemporaryDirectory() as work:
+            result = asyncio.run(run_sandboxed([sys.executable, "-c", "print(1)"], cwd=work))
+        print(repr(result.stdout), result.limit, result.sandbox_error)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("'' None the sandbox launcher exited with status 1 without a report")
+    assert "No space left on device" in done.stdout

@@ -117,7 +117,7 @@ class LLMVectorEnv(VectorEnv):
         self.metadata = {**getattr(first, "metadata", {}), "autoreset_mode": self.autoreset_mode}
         self.render_mode = getattr(first, "render_mode", None)
 
-        self._obs: list[Observation | None] = [None] * self.num_envs
+        self._obs: list[Observation] = []  # each sub-env's latest, from the first reset() on
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
         self._done = np.zeros(self.num_envs, dtype=np.bool_)  # finished, awaiting a reset
         self._started = False
@@ -165,6 +165,8 @@ class LLMVectorEnv(VectorEnv):
         results = await _gather([self.envs[i].areset(seed=seeds[i], options=env_options) for i in indices])
 
         infos: dict[str, Any] = {}
+        if not self._started:
+            self._obs = [obs for obs, _ in results]  # the first reset() resets every sub-env
         for i, (obs, info) in zip(indices, results, strict=True):
             self._obs[i] = obs
             infos = self._add_info(infos, info, i)
@@ -212,7 +214,7 @@ class LLMVectorEnv(VectorEnv):
         # Under SAME_STEP a finished sub-env is already on its next episode.
         if self.autoreset_mode != AutoresetMode.SAME_STEP:
             self._done = terminations | truncations
-        return tuple(self._obs), rewards, terminations, truncations, infos  # type: ignore[return-value]
+        return tuple(self._obs), rewards, terminations, truncations, infos
 
     async def _step_one(self, i: int, action: Any) -> _Outcome:
         env = self.envs[i]
@@ -322,10 +324,16 @@ def make_vector_env(
     kwargs = {**spec_kwargs, **env_kwargs}
     if max_episode_steps is None:
         max_episode_steps = spec.max_episode_steps
-    envs = [creator(**kwargs) for _ in range(num_envs)]
+    envs = [_llm_env(creator(**kwargs), spec.id) for _ in range(num_envs)]
     vector_env = LLMVectorEnv(envs, autoreset_mode=autoreset_mode, max_episode_steps=max_episode_steps)
     vector_env.spec = spec
     return vector_env
+
+
+def _llm_env(env: Any, env_id: str) -> LLMEnv:
+    if not isinstance(env, LLMEnv):
+        raise TypeError(f"{env_id}'s entry point made a {type(env).__name__}, not an LLMEnv")
+    return env
 
 
 def __getattr__(name: str) -> Callable[..., LLMVectorEnv]:
@@ -337,3 +345,4 @@ def __getattr__(name: str) -> Callable[..., LLMVectorEnv]:
     if "/" in name or name in gymnasium.registry:
         return functools.partial(make_vector_env, env_id=name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+

@@ -1,94 +1,110 @@
-"""CodeGen: write a stdin/stdout program; it must pass every unit test (LiveCodeBench style).
+"""CodeGen: write a program or a function; it must pass every unit test (LiveCodeBench style).
 
 Port of NeMo Gym's ``code_gen``. No tools, one turn. The code is the text between the last two
 lines containing a code fence (```` ``` ````) of the final assistant message, as LiveCodeBench's
-``extract_code``. Each test runs it as ``python solution.py`` in the :mod:`gym_llm.sandbox`
-(no network, own work directory, time/memory/process limits) with the test input on stdin; the
-output must equal the expected one line by line after stripping whitespace, numbers with a
-decimal point or exponent within 1e-6. Tests stop at the first failure. Reward 1.0 iff all pass.
+``extract_code``. Each test runs in the :mod:`gym_llm.sandbox` (no network, own work directory,
+time/memory/process limits), a fresh process per test:
+
+- stdin tests (``fn_name`` null): ``python solution.py`` with the test input on stdin; the output
+  must equal the expected one line by line after stripping whitespace, numbers with a decimal
+  point or exponent within 1e-6.
+- call-based tests (``fn_name`` set, LiveCodeBench's LeetCode rows or TACO/APPS rows): the
+  function ``fn_name`` (a method of a ``Solution`` instance when the code defines that class,
+  else a top-level function) is called with the test's arguments; its return value must match
+  the expected one as the reference graders compare (:mod:`~gym_llm.envs.code_gen.compare`).
+
+Tests stop at the first failure. Reward 1.0 iff all pass. A test the sandbox could not run at all
+gives ``failure_kind="sandbox_error"`` (a masked rollout), never a plain zero.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import json
 import os
 import shutil
-import sys
 import tempfile
 import weakref
-import zlib
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag
 
 from gym_llm import items as it
 from gym_llm.env import LLMEnv, Observation
-from gym_llm.sandbox import Limits, SandboxResult, run_sandboxed
+from gym_llm.failures import SANDBOX_ERROR
+from gym_llm.sandbox import Limits
 from gym_llm.tasks import TaskRow
 from gym_llm.verdict import Verdict
+
+from .compare import compare_output, extract_code, returns_match
+from .runner import (
+    MEMORY_LIMIT,
+    PRELUDE,
+    RESULT_CODES,
+    RUNTIME_ERROR,
+    TIME_LIMIT,
+    WRONG_ANSWER,
+    TestOutcome,
+    run_call_test,
+    run_stdin_test,
+    write_solution,
+)
+from .unit_tests import (
+    PackedUnitTests,
+    UnitTests,
+    call_arguments,
+    expected_return,
+    is_json_text_form,
+    pack_unit_tests,
+    unpack_unit_tests,
+)
+
+__all__ = [
+    "BAD_TESTS",
+    "EMPTY_RESPONSE",
+    "MEMORY_LIMIT",
+    "NO_CODE_BLOCK",
+    "PRELUDE",
+    "RUNTIME_ERROR",
+    "SYNTAX_ERROR",
+    "TIME_LIMIT",
+    "WRONG_ANSWER",
+    "CodeGenEnv",
+    "CodeGenTask",
+    "PackedUnitTests",
+    "UnitTests",
+    "VerifierMetadata",
+    "compare_output",
+    "extract_code",
+    "pack_unit_tests",
+    "returns_match",
+    "unpack_unit_tests",
+]
 
 EMPTY_RESPONSE = "empty_response"
 NO_CODE_BLOCK = "no_code_block"
 SYNTAX_ERROR = "syntax_error"
-WRONG_ANSWER = "wrong_answer"
-TIME_LIMIT = "time_limit"
-MEMORY_LIMIT = "memory_limit"
-RUNTIME_ERROR = "runtime_error"
 BAD_TESTS = "bad_tests"
-UNSUPPORTED_TESTS = "call_based_tests_unsupported"
-
-# LiveCodeBench's per-test result codes (NeMo's ``result`` list): True, or one of these.
-_CODES = {WRONG_ANSWER: -2, TIME_LIMIT: -3, MEMORY_LIMIT: -4, RUNTIME_ERROR: -4}
-
-# LiveCodeBench runs stdin/stdout solutions after these imports, so solutions may use e.g.
-# ``sys`` or ``sqrt`` without importing them; keep that behaviour so rewards agree.
-_PRELUDE_MODULES = (
-    "string re datetime collections heapq bisect copy math random statistics itertools functools "
-    "operator io sys json builtins typing"
-).split()
-PRELUDE = (
-    "".join(f"from {name} import *\n" for name in _PRELUDE_MODULES)
-    + "".join(f"import {name}\n" for name in _PRELUDE_MODULES if name not in ("builtins", "typing"))
-    + "sys.setrecursionlimit(50000)\n"
-)
 
 
-class UnitTests(BaseModel):
-    """LiveCodeBench tests: stdin inputs and expected stdouts (``fn_name`` marks call-based ones)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    inputs: list[str]
-    outputs: list[str]
-    fn_name: str | None = None
-
-    @model_validator(mode="after")
-    def _same_length(self) -> UnitTests:
-        if len(self.inputs) != len(self.outputs):
-            raise ValueError(f"{len(self.inputs)} inputs but {len(self.outputs)} outputs")
-        if not self.inputs:
-            raise ValueError("no tests")
-        return self
-
-
-class PackedUnitTests(BaseModel):
-    """NeMo's compressed form: ``packed`` = base64(zlib(json({"inputs": [...], "outputs": [...]})))."""
-
-    model_config = ConfigDict(extra="allow")
-
-    packed: str
-    fn_name: str | None = None
+def _unit_tests_form(value: Any) -> str:
+    return "packed" if isinstance(value, dict) and "packed" in value else "plain"
 
 
 class VerifierMetadata(BaseModel):
+    """A row's ``verifier_metadata``: its unit tests (plain or packed) and, optionally, a difficulty.
+
+    Other fields pass through. ``unit_tests`` holds ``inputs``, ``outputs`` and ``fn_name`` (null
+    for stdin tests), or ``{"packed": ...}``, the same compressed (see :func:`pack_unit_tests`).
+    """
+
     model_config = ConfigDict(extra="allow")
 
-    unit_tests: PackedUnitTests | UnitTests
+    # The form is chosen by the "packed" key, so that errors name the form the row uses.
+    unit_tests: Annotated[
+        Annotated[PackedUnitTests, Tag("packed")] | Annotated[UnitTests, Tag("plain")],
+        Discriminator(_unit_tests_form),
+    ]
     difficulty: str | None = None
 
 
@@ -97,86 +113,6 @@ class CodeGenTask(TaskRow):
 
     verifier_metadata: VerifierMetadata
     reference_solution: str | None = None
-
-
-# ----------------------------------------------------------------------------------------- helpers
-def extract_code(text: str) -> str:
-    """The lines between the last two lines that contain a code fence (``""`` if fewer than two)."""
-    lines = text.split("\n")
-    fences = [index for index, line in enumerate(lines) if "```" in line]
-    if len(fences) < 2:
-        return ""
-    return "\n".join(lines[fences[-2] + 1 : fences[-1]])
-
-
-def pack_unit_tests(inputs: list[str], outputs: list[str]) -> str:
-    """The ``packed`` string of NeMo's compressed unit tests."""
-    return base64.b64encode(
-        zlib.compress(json.dumps({"inputs": inputs, "outputs": outputs}).encode())
-    ).decode()
-
-
-def unpack_unit_tests(unit_tests: dict[str, Any]) -> dict[str, Any]:
-    """Plain ``{inputs, outputs, fn_name}`` from either form; raises ``ValueError`` when corrupt."""
-    if "packed" in unit_tests:
-        try:
-            decoded = json.loads(zlib.decompress(base64.b64decode(unit_tests["packed"])))
-        except (binascii.Error, zlib.error, ValueError, TypeError) as exc:
-            raise ValueError(f"cannot unpack unit tests: {exc}") from None
-        if not isinstance(decoded, dict):
-            raise ValueError("packed unit tests are not an object")
-        unit_tests = {**decoded, "fn_name": unit_tests.get("fn_name")}
-    return UnitTests.model_validate(unit_tests).model_dump()
-
-
-def _decimals(line: str) -> list[Decimal] | None:
-    try:
-        return [Decimal(token) for token in line.split()]
-    except (InvalidOperation, ValueError):
-        return None
-
-
-def _tokens_close(expected: str, actual: str, want: Decimal, got: Decimal) -> bool:
-    if want == got:
-        return True
-    floating = any("." in token or "e" in token.lower() for token in (expected, actual))
-    if not floating or not (want.is_finite() and got.is_finite()):
-        return False
-    error = abs(want - got)
-    return error <= Decimal("1e-6") or error / max(abs(want), Decimal(1)) <= Decimal("1e-6")
-
-
-def compare_output(actual: str, expected: str) -> str | None:
-    """``None`` if ``actual`` matches ``expected`` as LiveCodeBench judges it, else why not."""
-    got_lines = [line.strip() for line in actual.strip().split("\n")]
-    want_lines = [line.strip() for line in expected.strip().split("\n")]
-    if len(got_lines) != len(want_lines):
-        return f"expected {len(want_lines)} output lines, got {len(got_lines)}"
-    for number, (got, want) in enumerate(zip(got_lines, want_lines, strict=True), 1):
-        if got == want:
-            continue
-        got_numbers, want_numbers = _decimals(got), _decimals(want)
-        if (
-            got_numbers is not None
-            and want_numbers is not None
-            and len(got_numbers) == len(want_numbers)
-            and all(
-                _tokens_close(w, g, wn, gn)
-                for w, g, wn, gn in zip(want.split(), got.split(), want_numbers, got_numbers, strict=True)
-            )
-        ):
-            continue
-        return f"line {number}: expected {_clip(want)!r}, got {_clip(got)!r}"
-    return None
-
-
-def _clip(text: str, length: int = 200) -> str:
-    return text if len(text) <= length else text[: length // 2] + " ... " + text[-length // 2 :]
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return _clip(lines[-1]) if lines else ""
 
 
 _semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -193,10 +129,16 @@ def _semaphore(size: int) -> asyncio.Semaphore:
     return semaphore
 
 
-# ----------------------------------------------------------------------------------------- env
 class CodeGenEnv(LLMEnv):
+    """Write code that passes every unit test of the row, run in the sandbox; one turn, no tools.
+
+    Reward 1.0 iff all tests pass (stdin programs or calls of ``fn_name``); see the module
+    docstring for extraction, comparison and the failure kinds.
+    """
+
     task_model = CodeGenTask
     max_turns = 2  # one answer; a stray tool call (there are no tools) gets an error and one more turn
+    reward_components = ("accuracy",)
     unit_test_timeout = 10.0  # NeMo's unit_test_timeout_secs
     max_concurrency = os.cpu_count() or 2  # programs running at once, per process (NeMo: num_processes)
     test_limits = Limits(memory_mb=1024, max_processes=16, max_file_mb=16, max_output_bytes=1_000_000)
@@ -214,9 +156,7 @@ class CodeGenEnv(LLMEnv):
         super().__init__(tasks, **kwargs)
 
     async def verify(self, task: dict[str, Any], response: dict[str, Any]) -> Verdict:
-        output = response.get("output")
-        items = [item for item in output if isinstance(item, dict)] if isinstance(output, list) else []
-        text = it.last_assistant_text(items)
+        text = it.last_assistant_text(response["output"])
         metadata = task.get("verifier_metadata") or {}
         details: dict[str, Any] = {"difficulty": metadata.get("difficulty")}
         if not text.strip():
@@ -225,20 +165,18 @@ class CodeGenEnv(LLMEnv):
         details["extracted_model_code"] = code
         if not code.strip():
             return _fail(NO_CODE_BLOCK, details, "no ``` code block in the final message")
-        try:
-            compile(code, "solution.py", "exec")
-        except (SyntaxError, ValueError) as exc:
-            return _fail(SYNTAX_ERROR, details, f"{type(exc).__name__}: {exc}")
+        problem = await asyncio.to_thread(_compile_problem, code)
+        if problem is not None:
+            return _fail(SYNTAX_ERROR, details, problem)
         try:
             tests = unpack_unit_tests(metadata.get("unit_tests") or {})
-        except ValueError as exc:
-            return _fail(BAD_TESTS, details, str(exc))
-        if tests.get("fn_name"):
-            return _fail(UNSUPPORTED_TESTS, details, "call-based (fn_name) tests are not supported")
-        return await self._run_tests(PRELUDE + code, tests["inputs"], tests["outputs"], details)
+            cases = _test_cases(tests)
+        except ValueError as exc:  # the row's tests are broken, not the answer
+            return _fail(BAD_TESTS, details, str(exc), masked=True)
+        return await self._run_tests(code, tests["fn_name"], cases, details)
 
     async def _run_tests(
-        self, program: str, inputs: list[str], outputs: list[str], details: dict[str, Any]
+        self, code: str, fn_name: str | None, cases: list[tuple[Any, Any]], details: dict[str, Any]
     ) -> Verdict:
         limits = Limits(
             cpu_seconds=self.unit_test_timeout,
@@ -249,46 +187,82 @@ class CodeGenEnv(LLMEnv):
             max_output_bytes=self.test_limits.max_output_bytes,
         )
         results: list[bool | int] = []
-        details.update(tests_total=len(inputs), tests_passed=0, result=results)
-        work = await asyncio.to_thread(tempfile.mkdtemp, prefix="gym_llm_codegen_")
+        details.update(tests_total=len(cases), tests_passed=0, result=results)
         try:
-            Path(work, "solution.py").write_text(program, encoding="utf-8")
+            work = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="gym_llm_codegen_"))
+        except OSError as exc:
+            return _fail(SANDBOX_ERROR, details, f"sandbox error: cannot make a work directory: {exc}")
+        try:
+            write_solution(work, code)
             async with _semaphore(self.max_concurrency):
-                for number, (stdin, expected) in enumerate(zip(inputs, outputs, strict=True), 1):
-                    run = await run_sandboxed(
-                        [sys.executable, "-I", "solution.py"], cwd=work, stdin=stdin, limits=limits
-                    )
-                    kind, reason = _judge(run, expected)
-                    if kind is not None:
-                        results.append(_CODES[kind])
-                        return _fail(kind, details, f"test {number}: {reason}")
+                for number, (test_input, expected) in enumerate(cases, 1):
+                    outcome = await self._run_one(work, fn_name, test_input, expected, limits)
+                    if outcome.failure_kind == SANDBOX_ERROR:
+                        return _fail(SANDBOX_ERROR, details, f"test {number}: {outcome.reason}")
+                    if outcome.failure_kind is not None:
+                        results.append(RESULT_CODES[outcome.failure_kind])
+                        return _fail(outcome.failure_kind, details, f"test {number}: {outcome.reason}")
                     results.append(True)
                     details["tests_passed"] = number
+        except OSError as exc:  # writing solution.py: the disk, not the model
+            return _fail(SANDBOX_ERROR, details, f"sandbox error: {exc}")
         finally:
             await asyncio.to_thread(shutil.rmtree, work, True)
         details["first_failure"] = None
         return Verdict(1.0, components={"accuracy": 1.0}, details=details)
+
+    @staticmethod
+    async def _run_one(
+        work: Path, fn_name: str | None, test_input: Any, expected: Any, limits: Limits
+    ) -> TestOutcome:
+        if fn_name is None:
+            return await run_stdin_test(work, test_input, expected, limits)
+        arguments, json_text = test_input
+        return await run_call_test(work, fn_name, arguments, expected, json_text=json_text, limits=limits)
 
     def reference_action(self, task: dict[str, Any], observation: Observation) -> Any:
         solution = task.get("reference_solution") or ""
         return [it.message(f"Here is my solution.\n\n```python\n{solution.rstrip()}\n```\n")]
 
 
-def _judge(run: SandboxResult, expected: str) -> tuple[str | None, str]:
-    """The failure kind and reason of one test run (``None`` if it passed)."""
-    if run.limit in ("cpu_seconds", "wall_seconds"):
-        return TIME_LIMIT, f"time limit exceeded ({run.limit})"
-    if run.limit == "memory_mb":
-        return MEMORY_LIMIT, "memory limit exceeded"
-    if run.returncode != 0 or run.limit is not None:
-        why = f" ({run.limit})" if run.limit else ""
-        return RUNTIME_ERROR, f"exit status {run.returncode}{why}: {_last_line(run.stderr)}"
-    mismatch = compare_output(run.stdout, expected)
-    if mismatch is not None:
-        return WRONG_ANSWER, f"wrong answer: {mismatch}"
-    return None, ""
+def _test_cases(tests: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """``(input, expected)`` per test; a call-based input is ``(arguments, json_text)``.
+
+    Raises:
+        ValueError: A call-based test value is not valid JSON.
+    """
+    pairs = list(zip(tests["inputs"], tests["outputs"], strict=True))
+    if tests["fn_name"] is None:
+        return pairs
+    json_text = is_json_text_form(tests)
+    cases = []
+    for number, (test_input, test_output) in enumerate(pairs, 1):
+        try:
+            arguments = call_arguments(test_input)
+            expected = expected_return(test_output, json_text)
+        except ValueError as exc:
+            raise ValueError(f"call-based test {number} is not valid JSON: {exc}") from None
+        cases.append(((arguments, json_text), expected))
+    return cases
 
 
-def _fail(kind: str, details: dict[str, Any], reason: str) -> Verdict:
+def _compile_problem(code: str) -> str | None:
+    """Why ``code`` does not compile, or None. Runs in a thread: compiling a big answer takes a while.
+
+    Besides syntax errors, code nested too deep for the compiler (``1+1+...+1``, ``---...1``) fails
+    with RecursionError or MemoryError: the answer's fault too.
+
+    Example:
+        >>> _compile_problem("x = 1"), _compile_problem("x = (")[:11]
+        (None, 'SyntaxError')
+    """
+    try:
+        compile(code, "solution.py", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return None
+
+
+def _fail(kind: str, details: dict[str, Any], reason: str, *, masked: bool = False) -> Verdict:
     details["first_failure"] = reason
-    return Verdict(0.0, components={"accuracy": 0.0}, details=details, failure_kind=kind)
+    return Verdict(0.0, components={"accuracy": 0.0}, details=details, failure_kind=kind, masked=masked)

@@ -18,9 +18,16 @@ it is not run: the turn is graded as it is).
    Equal: the reward is 1, unless ``check_twice_swap``, which asks again with the two answers
    swapped and gives ``reward_if_swap_fails`` when that call disagrees.
 
-Ours: answers that are the same up to case, spacing, a final period and an outer ``$…$`` or
-``\\boxed{}`` are equal without a judge call (``exact_match_shortcut``). A judge that cannot be
-reached after its retries gives reward 0 with ``failure_kind="judge_error"``.
+Ours: answers with the same :func:`~gym_llm.answers.exact_form` (equal up to case, spacing, a final
+period, an outer ``\\boxed{}``, math delimiters and ``\\text{}``) are equal without a judge call
+(``exact_match_shortcut``).
+
+The judge (``judge=``: a :class:`~gym_llm.judge.Judge`, a :class:`~gym_llm.judge.JudgeConfig`, a
+dict of its fields, or ``None`` for the ``GYM_LLM_JUDGE_*`` variables) is needed by every answer the
+shortcut does not settle; building the env never needs it. A judge that cannot answer (unreachable
+after its retries, or never configured: then it fails at once, saying how to configure one) gives
+reward 0 with ``failure_kind="judge_error"``, a masked rollout.
+:meth:`EquivalenceLLMJudgeEnv.judged_answers` reads the two answers back out of a judge prompt.
 """
 
 from __future__ import annotations
@@ -32,16 +39,19 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from gym_llm import items as it
-from gym_llm.env import LLMEnv, Observation
+from gym_llm.answers import exact_form
+from gym_llm.env import Observation
+from gym_llm.failures import JUDGE_ERROR
 from gym_llm.judge import (
-    JUDGE_ERROR,
-    JudgeConfig,
+    JudgeArgument,
     JudgeError,
-    ask,
-    exact_form,
-    parse_verdict,
-    register_oracle_judge,
+    Prompt,
+    ask_for_verdict,
+    make_judge,
+    prompt_text,
+    template_fields,
 )
+from gym_llm.single_turn import SingleTurnEnv
 from gym_llm.tasks import TaskRow
 from gym_llm.verdict import Verdict
 
@@ -76,8 +86,6 @@ REFERENCE ANSWER:
 
 CANDIDATE ANSWER:
 {generated_answer}"""
-
-_DEFAULT_PROMPT = re.compile(r"\nREFERENCE ANSWER:\n(.*)\n\nCANDIDATE ANSWER:\n(.*)\Z", re.DOTALL)
 
 
 class EquivalenceTask(TaskRow):
@@ -181,18 +189,17 @@ def _check_regex(name: str, pattern: str | None) -> None:
         raise ValueError(f"{name} {pattern!r} is not a valid regex: {exc}") from None
 
 
-class EquivalenceLLMJudgeEnv(LLMEnv):
+class EquivalenceLLMJudgeEnv(SingleTurnEnv):
     """Short answers graded by an LLM judge (see the module docstring)."""
 
     task_model = EquivalenceTask
-    max_turns = 1
-    execute_tools = False  # one turn is the whole episode; tool calls are graded, never run
+    reward_components = ("judge_calls",)
 
     def __init__(
         self,
         tasks: Any = None,
         *,
-        judge: JudgeConfig | dict[str, Any] | None = None,
+        judge: JudgeArgument = None,
         judge_system_message: str | None = None,
         judge_prompt_template: str | None = None,
         judge_prompt_template_fpath: str | Path | None = None,
@@ -215,8 +222,8 @@ class EquivalenceLLMJudgeEnv(LLMEnv):
 
         Args:
             tasks: Task rows (see :class:`~gym_llm.env.LLMEnv`).
-            judge: The judge endpoint: a :class:`~gym_llm.judge.JudgeConfig`, a dict of its fields
-                (the rest from ``GYM_LLM_JUDGE_*`` variables), or ``None`` (all from the variables).
+            judge: A :class:`~gym_llm.judge.Judge`, a :class:`~gym_llm.judge.JudgeConfig`, a dict of
+                its fields or ``None`` (see :func:`~gym_llm.judge.make_judge`).
             judge_system_message: A system message for the judge (none by default).
             judge_prompt_template: The judge's user prompt with ``{question}``,
                 ``{expected_answer}`` and ``{generated_answer}`` (default: ours, see the module).
@@ -236,6 +243,9 @@ class EquivalenceLLMJudgeEnv(LLMEnv):
             max_answer_chars: Longer final answers score 0 without a judge call (``None``: no limit).
             exact_match_shortcut: Equal answers (up to case, spacing and wrapping) skip the judge.
             **kwargs: Passed to :class:`~gym_llm.env.LLMEnv`.
+
+        Raises:
+            ValueError: A bad argument; the message names it.
         """
         if judge_prompt_template is not None and judge_prompt_template_fpath is not None:
             raise ValueError("give judge_prompt_template or judge_prompt_template_fpath, not both")
@@ -261,7 +271,7 @@ class EquivalenceLLMJudgeEnv(LLMEnv):
             raise ValueError(f"max_answer_chars must be at least 1, got {max_answer_chars}")
         _check_regex("question_extract_regex", question_extract_regex)
         _check_regex("response_extract_regex", response_extract_regex)
-        self.judge = JudgeConfig.coerce(judge)
+        self.judge = make_judge(judge)
         self.judge_system_message = judge_system_message
         self.judge_equal_label = judge_equal_label
         self.judge_not_equal_label = judge_not_equal_label
@@ -276,7 +286,6 @@ class EquivalenceLLMJudgeEnv(LLMEnv):
         self.reward_if_full_generation_succeeds = reward_if_full_generation_succeeds
         self.max_answer_chars = max_answer_chars
         self.exact_match_shortcut = exact_match_shortcut
-        register_oracle_judge(parse_judge_prompt)
         super().__init__(tasks, **kwargs)
 
     def _per_record_regex(self, task: dict[str, Any]) -> str | None:
@@ -348,7 +357,7 @@ class EquivalenceLLMJudgeEnv(LLMEnv):
         """One judge pass (recorded in ``evaluations``): whether the judge says the answers match.
 
         Raises:
-            JudgeError: The judge could not be reached.
+            JudgeError: The judge could not answer.
         """
         if (
             self.exact_match_shortcut
@@ -363,18 +372,43 @@ class EquivalenceLLMJudgeEnv(LLMEnv):
         messages = [{"role": "user", "content": prompt}]
         if self.judge_system_message:
             messages.insert(0, {"role": "system", "content": self.judge_system_message})
-        evaluation: dict[str, Any] = {"responses_create_params": {"input": messages}}
-        evaluations.append(evaluation)
-        try:
-            text = await ask(self.judge, messages)
-        except JudgeError as exc:
-            evaluation["error"] = str(exc)
-            raise
-        label, issues = parse_verdict(
-            text, self.judge_equal_label, self.judge_not_equal_label, position=self.verdict_label_position
+        evaluation = await ask_for_verdict(
+            self.judge,
+            messages,
+            self.judge_equal_label,
+            self.judge_not_equal_label,
+            position=self.verdict_label_position,
         )
-        evaluation.update(output_text=text, verdict_label=label, parsing_issues=issues)
-        return label == self.judge_equal_label
+        evaluations.append(evaluation)
+        if "error" in evaluation:
+            raise JudgeError(evaluation["error"])
+        return evaluation["verdict_label"] == self.judge_equal_label
+
+    def judged_answers(self, prompt: Prompt) -> tuple[str, str] | None:
+        """The two answers one of this env's judge prompts compares, in the prompt's order.
+
+        Args:
+            prompt: The judge prompt: its messages, or the text of its user message.
+
+        Returns:
+            ``(expected_answer, generated_answer)`` as the prompt holds them (swapped in a
+            ``check_twice_swap`` call), or ``None`` when ``prompt`` was not made from this env's
+            ``judge_prompt_template``.
+
+        Example:
+            >>> env = EquivalenceLLMJudgeEnv()
+            >>> prompt = env.judge_prompt_template.format(
+            ...     question="Who?", expected_answer="darwin", generated_answer="Charles Darwin")
+            >>> env.judged_answers(prompt)
+            ('darwin', 'Charles Darwin')
+        """
+        try:
+            fields = template_fields(self.judge_prompt_template, prompt_text(prompt))
+        except ValueError:  # a template with format specs cannot be read back
+            return None
+        if not fields or "expected_answer" not in fields or "generated_answer" not in fields:
+            return None
+        return fields["expected_answer"], fields["generated_answer"]
 
     # ----------------------------------------------------------------- reference
     def reference_action(self, task: dict[str, Any], observation: Observation) -> Any:
@@ -392,12 +426,3 @@ class EquivalenceLLMJudgeEnv(LLMEnv):
         if "\\boxed" in question_text(task, None):
             return [it.message(f"\\boxed{{{expected}}}")]
         return [it.message(expected)]
-
-
-def parse_judge_prompt(prompt: str) -> tuple[str, str] | None:
-    """The two answers of a judge prompt made from the default template (for the test server's judge)."""
-    match = _DEFAULT_PROMPT.search(prompt)
-    return (match.group(1), match.group(2)) if match else None
-
-
-register_oracle_judge(parse_judge_prompt)

@@ -142,9 +142,9 @@ class GoogleSearchEnv(LLMEnv):
 
     # ------------------------------------------------------------------ grading
     def verify(self, task: dict[str, Any], response: dict[str, Any]) -> Verdict:
-        output = response.get("output") if isinstance(response, dict) else None
+        output = response["output"]
         expected = task.get("expected_answer")
-        if not isinstance(output, list) or not output:
+        if not output:
             return Verdict(0.0, details={"parsed_option": None}, failure_kind=NO_OUTPUT)
         text = final_message_text(output)
         if text is None:

@@ -1,51 +1,61 @@
-"""InstructionFollowing: answer a prompt while following IFEval's verifiable instructions.
+"""InstructionFollowing: answer a prompt while following verifiable instructions.
 
 Port of NeMo Gym's ``instruction_following`` resources server. No tools: the model answers in one
 turn and the text of its last assistant message is checked against every instruction of the row.
 ``grading_mode`` ``"binary"`` (the default) rewards 1.0 only if all are followed, ``"fraction"``
-rewards the fraction followed. The checkers (all 25 IFEval instructions) are in
-:mod:`.instructions`; they run offline (no NLTK or spaCy downloads).
+rewards the fraction followed. The 112 checkers (IFEval, open-instruct's IFEvalG additions and
+IFBench, with the reference semantics) are registered by :mod:`.instructions`; they run offline
+(NLTK's Punkt model comes from a wheel, nothing is downloaded).
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from gym_llm import cpu_pool
 from gym_llm import items as it
 from gym_llm.env import LLMEnv, Observation
+from gym_llm.failures import VERIFY_ERROR
 from gym_llm.tasks import TaskRow
 from gym_llm.verdict import Verdict
 
-from .instructions import INSTRUCTIONS, check_instruction, describe_kwargs_error, parse_kwargs
-from .text import detect_language
+from .instructions import (
+    INSTRUCTIONS,
+    InvalidPattern,
+    check_instruction,
+    describe_kwargs_error,
+    needed_resources,
+    parse_kwargs,
+    warm_up,
+)
 
 GradingMode = Literal["binary", "fraction"]
 GRADING_MODES: tuple[str, ...] = ("binary", "fraction")
 
+# Workers of the CPU pool, which check long answers, start with the checkers imported.
+cpu_pool.add_preload(__name__)
+
 # failure_kind values
 EMPTY_RESPONSE = "empty_response"
-MALFORMED_RESPONSE = "malformed_response"
 INSTRUCTION_ERROR = "instruction_error"
-
-# Instructions that run langdetect, whose profiles take ~0.5 s to load.
-LANGUAGE_IDS = frozenset(
-    {"language:response_language", "change_case:english_capital", "change_case:english_lowercase"}
-)
 
 
 def check_instruction_ids(ids: list[str], row_id: Any = None) -> list[str]:
-    """Refuse an empty list or an id that is not one of the 25 IFEval instructions."""
+    """Refuse an empty list or an id that no checker knows, naming the id and close matches."""
     if not ids:
         raise ValueError("the list is empty: a row needs at least one instruction")
     for index, instruction_id in enumerate(ids):
         if instruction_id not in INSTRUCTIONS:
             row = f" (row id {row_id!r})" if row_id is not None else ""
+            close = difflib.get_close_matches(str(instruction_id), list(INSTRUCTIONS), n=3)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
             raise ValueError(
-                f"unknown instruction id {instruction_id!r} at index {index}{row}; "
-                f"known ids: {', '.join(sorted(INSTRUCTIONS))}"
+                f"unknown instruction id {instruction_id!r} at index {index}{row}{hint} "
+                f"({len(INSTRUCTIONS)} ids are supported: IFEval, IFEvalG and IFBench; see the env README)"
             )
     return ids
 
@@ -136,10 +146,22 @@ def instruction_spec(task: Mapping[str, Any], default_mode: str = "binary") -> t
 def follow_instructions(
     ids: list[str], kwargs: list[Any], response: str
 ) -> tuple[list[bool], dict[str, str]]:
-    """Check each instruction; a bad id or argument counts as not followed and is reported."""
+    """Check each instruction; a bad id, argument or pattern of the row counts as not followed, reported.
+
+    Returns:
+        One bool per instruction, and ``{index: message}`` for those that could not be checked.
+
+    Raises:
+        Exception: A checker failed in some other way (a fault of the checker, not of the row).
+    """
     followed: list[bool] = []
     errors: dict[str, str] = {}
     for index, (instruction_id, args) in enumerate(zip(ids, kwargs, strict=False)):
+        if args is not None and not isinstance(args, Mapping):
+            followed.append(False)
+            got = type(args).__name__
+            errors[str(index)] = f"kwargs[{index}] for {instruction_id!r}: expected an object, got {got}"
+            continue
         try:
             followed.append(bool(check_instruction(instruction_id, args, response)))
         except KeyError:
@@ -148,9 +170,9 @@ def follow_instructions(
         except ValidationError as exc:
             followed.append(False)
             errors[str(index)] = describe_kwargs_error(index, instruction_id, exc)
-        except (TypeError, AttributeError) as exc:
+        except InvalidPattern as exc:  # the reference fails such an instruction too
             followed.append(False)
-            errors[str(index)] = f"{instruction_id}: {type(exc).__name__}: {exc}"
+            errors[str(index)] = f"{instruction_id}: {exc}"
     return followed, errors
 
 
@@ -159,59 +181,105 @@ class InstructionFollowingEnv(LLMEnv):
 
     task_model = InstructionFollowingTask
     max_turns = 2  # a stray tool call gets an error output and one more turn
+    reward_components = ("follow_all_instructions", "instruction_accuracy")
 
-    def __init__(self, tasks: Any = None, *, grading_mode: GradingMode = "binary", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        tasks: Any = None,
+        *,
+        grading_mode: GradingMode = "binary",
+        offload_chars: int | None = 2_000,
+        verify_timeout: float = 60.0,
+        **kwargs: Any,
+    ) -> None:
         """Create the env.
 
         Args:
             tasks: Task rows (see :class:`~gym_llm.env.LLMEnv`).
             grading_mode: The mode of rows that name none: ``"binary"`` or ``"fraction"``.
+            offload_chars: Answers longer than this are checked in the shared CPU process pool
+                (:mod:`gym_llm.cpu_pool`): some checkers (NLTK's tokenizers, title case) take up to
+                ~20 ms per 1,000 characters, too long to run on the event loop. ``None`` checks
+                everything inline.
+            verify_timeout: Seconds a pooled check may take before it scores 0 (``verify_error``).
             **kwargs: Passed on to :class:`~gym_llm.env.LLMEnv`.
         """
         if grading_mode not in GRADING_MODES:
             raise ValueError(f"grading_mode must be one of {GRADING_MODES}, got {grading_mode!r}")
         self.grading_mode = grading_mode
+        self.offload_chars = offload_chars
+        self.verify_timeout = verify_timeout
         super().__init__(tasks, **kwargs)
-        if any(LANGUAGE_IDS.intersection(instruction_spec(task)[0]) for task in self.tasks):
-            detect_language("warm up")  # load the profiles now rather than inside the first verify
+        # Load the models the rows need (Punkt, langdetect's profiles, the tagger) now, not in a verify.
+        warm_up(needed_resources(i for task in self.tasks for i in instruction_spec(task)[0]))
 
     def verify(self, task: dict[str, Any], response: dict[str, Any]) -> Verdict:
-        output = response.get("output") if isinstance(response, Mapping) else None
-        if not isinstance(output, list):
-            return Verdict(
-                0.0, failure_kind=MALFORMED_RESPONSE, details={"error": "response.output is not a list"}
-            )
-        try:
-            text = it.last_assistant_text(item for item in output if isinstance(item, Mapping))
-        except (TypeError, AttributeError) as exc:
-            return Verdict(
-                0.0, failure_kind=MALFORMED_RESPONSE, details={"error": f"unreadable message: {exc}"}
-            )
-
+        text = it.last_assistant_text(response["output"])
         ids, kwargs, mode = instruction_spec(task, self.grading_mode)
         if text.strip():
             followed, errors = follow_instructions(ids, kwargs, text)
         else:
             followed, errors = [False] * len(ids), {}
-        accuracy = sum(followed) / len(followed) if followed else 0.0
-        follow_all = bool(followed) and all(followed)
-        details: dict[str, Any] = {"follow_all_instructions": follow_all, "follow_instruction_list": followed}
-        if errors:
-            details["instruction_errors"] = errors
-        failure_kind = None
-        if not text.strip():
-            failure_kind = EMPTY_RESPONSE
-        elif errors:
-            failure_kind = INSTRUCTION_ERROR
-        return Verdict(
-            accuracy if mode == "fraction" else float(follow_all),
-            components={"follow_all_instructions": float(follow_all), "instruction_accuracy": accuracy},
-            details=details,
-            failure_kind=failure_kind,
-        )
+        return grade(followed, errors, mode, empty=not text.strip())
+
+    async def averify(self, task: dict[str, Any], response: dict[str, Any]) -> Verdict:
+        """As :meth:`LLMEnv.averify`; long answers are checked in the shared CPU process pool."""
+        output = response.get("output") if isinstance(response, Mapping) else None
+        # Anything but a plain list of item dicts takes the base class's way, which checks it.
+        if self.offload_chars is None or not _plain_items(output):
+            return await super().averify(task, response)
+        text = it.last_assistant_text(output)
+        if len(text) <= self.offload_chars:
+            return await super().averify(task, response)
+        ids, kwargs, mode = instruction_spec(task, self.grading_mode)
+        try:
+            followed, errors = await cpu_pool.run_in_process(
+                follow_instructions, ids, kwargs, text, timeout=self.verify_timeout
+            )
+            verdict = grade(followed, errors, mode, empty=False)
+        except Exception as exc:  # a timed-out or crashed worker must not crash the episode
+            error = f"{type(exc).__name__}: {exc}"
+            verdict = Verdict(0.0, failure_kind=VERIFY_ERROR, details={"error": error})
+        return self._completed(verdict)
 
     def reference_action(self, task: dict[str, Any], observation: Observation) -> Any:
         reference = task.get("reference_response")
         if not reference:
             raise NotImplementedError("this row has no reference_response")
         return [it.message(reference)]
+
+
+def _plain_items(output: Any) -> TypeGuard[list[dict[str, Any]]]:
+    return isinstance(output, list) and all(isinstance(item, dict) for item in output)
+
+
+def grade(followed: list[bool], errors: dict[str, str], mode: str, *, empty: bool) -> Verdict:
+    """The verdict for per-instruction results: reward by ``mode``, NeMo Gym's details, failure kind.
+
+    Returns:
+        A :class:`~gym_llm.verdict.Verdict`: reward (all followed, or the fraction in ``"fraction"``
+        mode), both components, ``follow_all_instructions``/``follow_instruction_list`` (and
+        ``instruction_errors``) in details, and ``empty_response``/``instruction_error`` or None;
+        an ``instruction_error`` (the row's ids or arguments are broken) is ``masked``.
+
+    Example:
+        >>> grade([True, False], {}, "fraction", empty=False).reward
+        0.5
+    """
+    accuracy = sum(followed) / len(followed) if followed else 0.0
+    follow_all = bool(followed) and all(followed)
+    details: dict[str, Any] = {"follow_all_instructions": follow_all, "follow_instruction_list": followed}
+    if errors:
+        details["instruction_errors"] = errors
+    failure_kind = None
+    if empty:
+        failure_kind = EMPTY_RESPONSE
+    elif errors:
+        failure_kind = INSTRUCTION_ERROR
+    return Verdict(
+        accuracy if mode == "fraction" else float(follow_all),
+        components={"follow_all_instructions": float(follow_all), "instruction_accuracy": accuracy},
+        details=details,
+        failure_kind=failure_kind,
+        masked=failure_kind == INSTRUCTION_ERROR,
+    )

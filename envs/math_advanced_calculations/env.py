@@ -30,7 +30,6 @@ from .calculator import OPERATIONS, calculate
 NO_SOLUTIONS = "no_solutions"
 MISSING_VALUES = "missing_values"
 INVALID_GROUND_TRUTH = "invalid_ground_truth"
-MALFORMED_RESPONSE = "malformed_response"
 
 
 def parse_ground_truth(value: Any) -> list[float]:
@@ -107,6 +106,7 @@ class MathAdvancedCalculationsEnv(LLMEnv):
 
     task_model = MathAdvancedCalculationsTask
     max_turns = 20
+    reward_components = ("fraction_found",)
 
     def __init__(self, tasks: Any = None, *, tolerance: float = 0.0, **kwargs: Any) -> None:
         """Create the env.
@@ -231,12 +231,7 @@ class MathAdvancedCalculationsEnv(LLMEnv):
             expected = parse_ground_truth(task.get("ground_truth"))
         except ValueError as exc:
             return Verdict(0.0, failure_kind=INVALID_GROUND_TRUTH, details={"error": str(exc)})
-        output = response.get("output") if isinstance(response, dict) else None
-        if not isinstance(output, list):
-            return Verdict(
-                0.0, failure_kind=MALFORMED_RESPONSE, details={"error": "response.output is not a list"}
-            )
-        solutions = tool_solutions(output)
+        solutions = tool_solutions(response["output"])
         found = [value for value in expected if self._computed(value, solutions)]
         missing = [value for value in expected if not self._computed(value, solutions)]
         failure_kind = None

@@ -1,13 +1,18 @@
 """MathWithCode: solve a math problem with a stateful ``execute_python`` tool, answer in ``\\boxed{}``.
 
-Port of NeMo Gym's ``math_with_code``. Each episode gets one long-lived Python process (started on
-the first call, in the :mod:`gym_llm.sandbox`: no network, writes only in its own temporary
-directory, memory/CPU/process limits) whose globals persist across calls; numpy is preloaded
-(scipy and pandas too when installed). A call that runs longer than ``execution_timeout`` kills
-the process and returns an error; the next call starts a fresh one.
+Port of NeMo Gym's ``math_with_code``. Each episode gets one long-lived Python process (in the
+:mod:`gym_llm.sandbox`: no network, writes only in its own temporary directory, memory/CPU/process
+limits) whose globals persist across calls; numpy is preloaded (scipy and pandas too when
+installed). The first call takes an already started process from a process-wide warm pool
+(:mod:`~gym_llm.envs.math_with_code.session`), or starts one. A call whose code runs longer than
+``execution_timeout`` (counted from when the code starts) kills the process and returns an error;
+the next call starts a fresh one. A call the sandbox could not run at all (the process could not
+be started) replies with a ``sandbox_error`` field; an episode that had one and is not answered
+correctly gets ``failure_kind="sandbox_error"``, a masked rollout.
 
 The reward is 1.0 iff the last ``\\boxed{...}`` of the assistant's messages (or, failing that, of
-the tool outputs' stdout) equals ``expected_result`` after normalisation, exactly or numerically
+the tool outputs' stdout) matches ``expected_result`` by :func:`gym_llm.answers.answers_match`:
+equal once ``$…$``, ``\\(…\\)`` and ``\\text{}`` wrappers are removed, or equal as numbers
 (relative tolerance 1e-6).
 """
 
@@ -16,27 +21,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
-import sys
-import tempfile
-import threading
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from pydantic import field_validator
 
 from gym_llm import items as it
+from gym_llm.answers import answers_match, last_boxed
 from gym_llm.env import LLMEnv, Observation
-from gym_llm.sandbox import Limits, SandboxedPopen, open_sandboxed
+from gym_llm.failures import SANDBOX_ERROR
+from gym_llm.sandbox import Limits
 from gym_llm.tasks import TaskRow
 from gym_llm.tools import tool
 from gym_llm.verdict import Verdict
 
+from .session import (
+    PythonSession,
+    SessionError,
+    SessionStartError,
+    WarmPool,
+    attach_while_alive,
+    warm_pool,
+)
+
 NO_ANSWER = "no_answer"
 WRONG_ANSWER = "wrong_answer"
-
-_BOXED = "\\boxed{"
 
 
 class MathWithCodeTask(TaskRow):
@@ -58,49 +66,8 @@ class MathWithCodeTask(TaskRow):
 
 
 # ----------------------------------------------------------------------------------------- grading
-def extract_boxed(text: str) -> str | None:
-    """The content of the last ``\\boxed{...}`` in ``text`` (nested braces allowed), or ``None``."""
-    start = text.rfind(_BOXED)
-    if start < 0:
-        return None
-    depth = 0
-    begin = start + len(_BOXED)
-    for index in range(begin, len(text)):
-        char = text[index]
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            if depth == 0:
-                answer = text[begin:index].strip()
-                return answer or None
-            depth -= 1
-    return None  # unbalanced
-
-
-def normalize_answer(answer: str) -> str:
-    """Strip ``\\(...\\)``, ``$...$`` and ``\\text{...}`` wrappers and collapse whitespace."""
-    answer = answer.strip()
-    if answer.startswith("\\(") and answer.endswith("\\)"):
-        answer = answer[2:-2].strip()
-    if len(answer) > 1 and answer.startswith("$") and answer.endswith("$"):
-        answer = answer[1:-1].strip()
-    if answer.startswith("\\text{") and answer.endswith("}"):
-        answer = answer[6:-1].strip()
-    return " ".join(answer.split())
-
-
-def answers_match(actual: str | None, expected: str) -> bool:
-    """Equal after :func:`normalize_answer`, or equal as numbers within a relative 1e-6."""
-    if actual is None:
-        return False
-    left, right = normalize_answer(actual), normalize_answer(expected)
-    if left == right:
-        return True
-    try:
-        a, b = float(left), float(right)
-    except (ValueError, OverflowError):
-        return False
-    return abs(a - b) < 1e-6 * max(1.0, abs(b))
+# The name this module gave the toolkit's last_boxed (its tests and users import it from here).
+extract_boxed = last_boxed
 
 
 def _tool_stdout(output: Any) -> str:
@@ -121,123 +88,62 @@ def extract_answer(output: list[dict[str, Any]]) -> str | None:
     items = [item for item in output if isinstance(item, dict)]
     for item in reversed(items):
         if item.get("type", "message") == "message" and item.get("role") == "assistant":
-            answer = extract_boxed(it.content_text(item.get("content")))
+            answer = last_boxed(it.content_text(item.get("content")))
             if answer is not None:
                 return answer
     for item in reversed(items):
         if item.get("type") == "function_call_output":
-            answer = extract_boxed(_tool_stdout(item.get("output")))
+            answer = last_boxed(_tool_stdout(item.get("output")))
             if answer is not None:
                 return answer
     return None
 
 
-# ----------------------------------------------------------------------------------------- session
-@cache
-def _worker_source() -> str:
-    return (Path(__file__).parent / "worker.py").read_text(encoding="utf-8")
-
-
-class SessionError(RuntimeError):
-    """The Python process died or broke the protocol."""
-
-
-class PythonSession:
-    """One sandboxed Python process with persistent globals, and its temporary work directory.
-
-    Blocking methods (``start``, ``execute``) run in a worker thread; ``kill`` may be called from
-    any thread and makes a blocked call return at once.
-    """
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.workdir = tempfile.mkdtemp(prefix="gym_llm_python_")
-        self.process: SandboxedPopen | None = None
-        self.preloaded: list[str] = []
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def start(self) -> None:
-        with self._lock:
-            if self._closed:
-                raise SessionError("the session is closed")
-            self.process = open_sandboxed(
-                [sys.executable, "-I", "-c", _worker_source()],
-                cwd=self.workdir,
-                limits=self.limits,
-                env={"GYM_LLM_OUTPUT_CAP": str(self.limits.max_output_bytes)},
-            )
-            ready = self._receive()
-            self.preloaded = list(ready.get("preloaded", []))
-
-    def execute(self, code: str) -> dict[str, Any]:
-        with self._lock:
-            if self.process is None or self._closed:
-                raise SessionError("the session is closed")
-            stdin = self.process.popen.stdin
-            assert stdin is not None
-            try:
-                stdin.write(json.dumps({"code": code}).encode() + b"\n")
-                stdin.flush()
-            except (BrokenPipeError, ValueError, OSError) as exc:
-                raise SessionError(self._death_reason()) from exc
-            return self._receive()
-
-    def _receive(self) -> dict[str, Any]:
-        assert self.process is not None and self.process.popen.stdout is not None
-        try:
-            line = self.process.popen.stdout.readline()
-        except (ValueError, OSError):
-            line = b""
-        if not line:
-            raise SessionError(self._death_reason())
-        try:
-            message = json.loads(line)
-        except ValueError:
-            raise SessionError("the Python process broke its reply protocol") from None
-        if not isinstance(message, dict):
-            raise SessionError("the Python process broke its reply protocol")
-        return message
-
-    def _death_reason(self) -> str:
-        if self._closed:
-            return "the Python process was stopped"
-        assert self.process is not None
-        self.process.kill()  # the tree is dead, so reading stderr to its end cannot block
-        stderr = b""
-        with contextlib.suppress(Exception):
-            stderr = self.process.popen.stderr.read()[-2000:] if self.process.popen.stderr else b""
-        status = self.process.close()
-        code = status.get("exit", self.process.popen.returncode)
-        detail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {code}"]
-        return f"the Python process exited ({detail[0]})"
-
-    def kill(self) -> None:
-        """Stop the process now (thread-safe; a blocked call then fails promptly)."""
-        self._closed = True
-        if self.process is not None:
-            self.process.kill()
-
-    def close(self) -> None:
-        """Kill the process, reap it and remove the work directory."""
-        self.kill()
-        with self._lock:
-            if self.process is not None:
-                self.process.close()
-            shutil.rmtree(self.workdir, ignore_errors=True)
+# ----------------------------------------------------------------------------------------- tool replies
+_REPLY_KEYS = ("success", "stdout", "stderr", "error_message", "result")
 
 
 def _error_reply(message: str) -> dict[str, Any]:
     return {"success": False, "stdout": "", "stderr": "", "error_message": message, "result": None}
 
 
+def _sandbox_error_reply(reason: str) -> dict[str, Any]:
+    """The reply to a call whose code never ran: the sandbox could not start Python."""
+    message = f"Sandbox error: {reason}. The code did not run; you may call the tool again."
+    return {**_error_reply(message), "sandbox_error": reason}
+
+
+def sandbox_failure(output: list[dict[str, Any]]) -> str | None:
+    """Why the sandbox failed an ``execute_python`` call of this episode, if it did (the last reason)."""
+    for item in reversed(output):
+        if item.get("type") != "function_call_output" or not isinstance(item.get("output"), str):
+            continue
+        if '"sandbox_error"' not in item["output"]:
+            continue
+        try:
+            reply = json.loads(item["output"])
+        except ValueError:
+            continue
+        if isinstance(reply, dict) and isinstance(reply.get("sandbox_error"), str):
+            return reply["sandbox_error"]
+    return None
+
+
 # ----------------------------------------------------------------------------------------- env
 class MathWithCodeEnv(LLMEnv):
+    """Solve a math problem with a stateful, sandboxed ``execute_python`` tool; answer in ``\\boxed{}``.
+
+    Reward 1.0 iff the last boxed answer matches ``expected_result``; see the module docstring for
+    the tool's process, its limits and the warm pool.
+    """
+
     task_model = MathWithCodeTask
     max_turns = 3  # NeMo's max_steps for math_with_code
+    reward_components = ("accuracy",)
     tool_timeout = 600.0  # execute_python enforces its own, shorter, timeouts
-    execution_timeout = 10.0  # NeMo's max_execution_time
-    startup_timeout = 60.0
+    execution_timeout = 10.0  # NeMo's max_execution_time, counted from when the code starts
+    startup_timeout = 60.0  # for a session that no warm one could replace
+    warm_sessions = True
     session_limits = Limits(
         cpu_seconds=120,
         wall_seconds=600,
@@ -253,35 +159,57 @@ class MathWithCodeEnv(LLMEnv):
         *,
         execution_timeout: float | None = None,
         session_limits: Limits | None = None,
+        warm_sessions: bool | None = None,
         **kwargs: Any,
     ) -> None:
         """Create the env.
 
         Args:
             tasks: Task rows (see :class:`~gym_llm.env.LLMEnv`).
-            execution_timeout: Seconds one ``execute_python`` call may run (default 10, as NeMo).
+            execution_timeout: Seconds one ``execute_python`` call may run (default 10, as NeMo),
+                counted from when its code starts.
             session_limits: Sandbox limits of the episode's Python process.
+            warm_sessions: Keep started Python processes ready in a process-wide pool, so that an
+                episode's first call runs at once (default ``True``; about 100 MB per idle one).
             **kwargs: Passed to :class:`~gym_llm.env.LLMEnv`.
         """
         if execution_timeout is not None:
             self.execution_timeout = execution_timeout
         if session_limits is not None:
             self.session_limits = session_limits
+        if warm_sessions is not None:
+            self.warm_sessions = warm_sessions
         self._session: PythonSession | None = None
         super().__init__(tasks, **kwargs)
+        self._pool = warm_pool(self.session_limits, self.startup_timeout) if self.warm_sessions else None
+        self._detach: Any = None
 
     def setup(self, task: dict[str, Any]) -> None:
-        self._session = None  # started by the first call
+        self._session = None  # taken or started by the first call
+        if self._pool is not None and self._detach is None:
+            # From the first episode on (an env that only verifies warms nothing) until close.
+            self._detach = attach_while_alive(self, self._pool)
 
     def teardown(self) -> None:
         session, self._session = self._session, None
         if session is not None:
             session.close()
 
+    def close(self) -> None:
+        super().close()
+        if self._detach is not None:
+            self._detach()  # the pool closes its idle sessions once no env is attached
+            self._detach = None
+
     @property
     def session(self) -> PythonSession | None:
         """The episode's Python session, if a call has started one."""
         return self._session
+
+    @property
+    def pool(self) -> WarmPool | None:
+        """The pool of warm sessions this env takes from (``None`` without ``warm_sessions``)."""
+        return self._pool
 
     @tool
     async def execute_python(self, code: str) -> dict[str, Any]:
@@ -292,13 +220,15 @@ class MathWithCodeEnv(LLMEnv):
             code: The Python code to execute for the calculation.
         """
         session = self._session
-        fresh = session is None
         if session is None:
-            session = self._session = PythonSession(self.session_limits)
-        job = asyncio.ensure_future(asyncio.to_thread(self._start_and_execute, session, code, fresh))
-        timeout = self.execution_timeout + (self.startup_timeout if fresh else 0.0)
+            try:
+                session = self._session = await self._open_session()
+            except SessionStartError as exc:
+                return _sandbox_error_reply(str(exc))
+        # The time limit starts now, with the session ready: a start never eats into it.
+        job = asyncio.ensure_future(asyncio.to_thread(session.execute, code))
         try:
-            return await asyncio.wait_for(asyncio.shield(job), timeout)
+            reply = await asyncio.wait_for(asyncio.shield(job), self.execution_timeout)
         except asyncio.TimeoutError:
             self._drop(session)
             with contextlib.suppress(Exception):
@@ -313,13 +243,29 @@ class MathWithCodeEnv(LLMEnv):
         except BaseException:
             self._drop(session)  # cancelled: never leave the process running
             raise
+        return {key: reply.get(key) for key in _REPLY_KEYS}
 
-    @staticmethod
-    def _start_and_execute(session: PythonSession, code: str, fresh: bool) -> dict[str, Any]:
-        if fresh:
-            session.start()
-        reply = session.execute(code)
-        return {key: reply.get(key) for key in ("success", "stdout", "stderr", "error_message", "result")}
+    async def _open_session(self) -> PythonSession:
+        """A warm session from the pool, else a freshly started one (off the event loop)."""
+        pool, limits, timeout = self._pool, self.session_limits, self.startup_timeout
+
+        def open_session() -> PythonSession:
+            session = pool.take() if pool is not None else None
+            if session is None:
+                session = PythonSession(limits)
+                session.start(timeout)
+            return session
+
+        def close_late(done: asyncio.Future[PythonSession]) -> None:
+            if done.exception() is None:
+                done.result().close()
+
+        job = asyncio.ensure_future(asyncio.to_thread(open_session))
+        try:
+            return await asyncio.shield(job)
+        except asyncio.CancelledError:
+            job.add_done_callback(close_late)  # the thread still finishes: close what it opens
+            raise
 
     def _drop(self, session: PythonSession) -> None:
         session.close()
@@ -327,14 +273,17 @@ class MathWithCodeEnv(LLMEnv):
             self._session = None
 
     def verify(self, task: dict[str, Any], response: dict[str, Any]) -> Verdict:
-        output = response.get("output")
-        answer = extract_answer(output if isinstance(output, list) else [])
+        answer = extract_answer(response["output"])
         correct = answers_match(answer, str(task["expected_result"]))
         failure = None if correct else (NO_ANSWER if answer is None else WRONG_ANSWER)
+        details: dict[str, Any] = {"extracted_answer": answer, "accuracy": correct}
+        # Without its tool the model had no fair chance: a sandbox failure masks the zero.
+        if not correct and (reason := sandbox_failure(response["output"])) is not None:
+            failure, details["sandbox_error"] = SANDBOX_ERROR, reason
         return Verdict(
             1.0 if correct else 0.0,
             components={"accuracy": float(correct)},
-            details={"extracted_answer": answer, "accuracy": correct},
+            details=details,
             failure_kind=failure,
         )
 

@@ -91,7 +91,8 @@ def main() -> None:
         success, error, result = _run(request["code"], namespace)
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             try:
-                stream.flush()
+                if stream is not None:
+                    stream.flush()
             except Exception:  # the code may have replaced or closed them
                 pass
         reply(

@@ -17,7 +17,8 @@ overrides every row, as NeMo's server config does):
   single unambiguous letter.
 
 ``template_metadata.output_regex`` (one regex or a list, tried in order) comes first in every mode:
-its first group of the last match, case-insensitive; a single letter is trusted as is.
+its first group of the last match, case-insensitive; a single letter is trusted as is. Boxes and
+``\\text{}`` wrappers are read by :mod:`gym_llm.answers`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from gym_llm import items as it
-from gym_llm.env import LLMEnv, Observation
+from gym_llm.answers import last_boxed, unwrap_text
+from gym_llm.env import Observation
+from gym_llm.single_turn import SingleTurnEnv
 from gym_llm.tasks import TaskRow
 from gym_llm.verdict import Verdict
 
@@ -38,7 +41,7 @@ GradingMode = Literal[
     "strict_single_letter_boxed", "lenient_boxed", "lenient_answer_colon", "lenient_answer_colon_md"
 ]
 GRADING_MODES: tuple[str, ...] = GradingMode.__args__  # type: ignore[attr-defined]
-DEFAULT_GRADING_MODE = "strict_single_letter_boxed"
+DEFAULT_GRADING_MODE: GradingMode = "strict_single_letter_boxed"
 
 # failure_kind values
 EMPTY_RESPONSE = "empty_response"
@@ -80,7 +83,6 @@ class MCQATask(TaskRow):
 
 
 # ----------------------------------------------------------------------------- text helpers
-_TEXT_WRAPPER = re.compile(r"\\text\{\s*(.*?)\s*\}", re.S)
 # A box that holds just a letter among non-letters: "E", "[C]", "(B)".
 _BOX_LETTER_ONLY = re.compile(r"[^A-Za-z]*([A-Z])[^A-Za-z]*")
 # A box that starts with a letter and a label delimiter: "E: ...", "C) ...", "B. ...", "A - ...".
@@ -126,32 +128,8 @@ def _normalize(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _unwrap_text(text: str) -> str:
-    """``\\text{\\text{X}}`` -> ``X``."""
-    while (match := _TEXT_WRAPPER.fullmatch(text)) is not None:
-        text = match.group(1)
-    return text
-
-
 def _localize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_LOCAL_LETTERS).strip()
-
-
-def last_boxed(text: str) -> str | None:
-    """The content of the last ``\\boxed{...}``, braces balanced, or ``None``."""
-    start = text.rfind("\\boxed{")
-    if start < 0:
-        return None
-    depth = 0
-    for index in range(start + len("\\boxed{"), len(text)):
-        char = text[index]
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            if depth == 0:
-                return text[start + len("\\boxed{") : index]
-            depth -= 1
-    return None
 
 
 def _option_by_text(
@@ -171,7 +149,7 @@ def boxed_letter(text: str, letters: set[str]) -> str | None:
     inner = last_boxed(text)
     if inner is None:
         return None
-    inner = _unwrap_text(inner.strip())
+    inner = unwrap_text(inner)
     match = _BOX_LETTER_ONLY.fullmatch(inner) or _BOX_LETTER_LABEL.match(inner)
     letter = match.group(1) if match else None
     return letter if letter in letters else None
@@ -184,8 +162,7 @@ def boxed_option_text(
     inner = last_boxed(text)
     if inner is None:
         return None
-    inner = inner.strip()
-    candidates = {_normalize(inner), _normalize(_unwrap_text(inner))}
+    candidates = {_normalize(inner), _normalize(unwrap_text(inner))}
     found = {
         key.upper()
         for entry in options or ()
@@ -204,7 +181,7 @@ def answer_colon(text: str, options: list[dict[str, str | None]] | None, letters
     match = _ANSWER_COLON.search(text)
     if match is None:
         return None
-    candidate = _unwrap_text(match.group(1)).strip()
+    candidate = unwrap_text(match.group(1))
     if len(candidate) == 1 and candidate.isalpha() and candidate.upper() in letters:
         return candidate.upper()
     return _option_by_text(candidate, options, letters)
@@ -306,12 +283,11 @@ _REFERENCE_FORMATS = {
 }
 
 
-class MCQAEnv(LLMEnv):
+class MCQAEnv(SingleTurnEnv):
     """Multiple-choice QA; see the module docstring for the grading modes."""
 
     task_model = MCQATask
-    max_turns = 1
-    execute_tools = False  # one turn is the whole episode; tool calls are graded, never run
+    reward_components = ("accuracy", "no_answer")
 
     def __init__(self, tasks: Any = None, *, grading_mode: GradingMode | None = None, **kwargs: Any) -> None:
         """Create the env.

@@ -13,23 +13,26 @@ in the sandbox: the reward is 1.0 iff every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`
 ``verify`` is a function of plain data: given a recorded rollout it replays the episode's ``bash``
 commands, in order, on a fresh copy of the repository, then runs the tests. During a live episode
 it uses the episode's own directory instead.
+
+A ``bash`` call the sandbox could not run (an infrastructure failure, not the command's) is a tool
+error starting ``"Sandbox error: "``; an unresolved episode with such a call, or whose replayed
+commands or hidden tests the sandbox could not run, gets ``failure_kind="sandbox_error"`` (a masked
+rollout) instead of a plain zero.
+
+Modules: this one (row, env, tool, verify), :mod:`~gym_llm.envs.mini_swe.repos` (the shipped
+repositories and their copies), :mod:`~gym_llm.envs.mini_swe.patches` (the unified-diff engine),
+:mod:`~gym_llm.envs.mini_swe.junit` (test ids and pytest's JUnit report).
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import os
 import re
 import secrets
-import shlex
-import shutil
 import sys
-import tempfile
 import weakref
-import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,31 +40,81 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from gym_llm import items as it
 from gym_llm.env import LLMEnv, Observation
+from gym_llm.failures import SANDBOX_ERROR
 from gym_llm.sandbox import Limits, SandboxResult, run_sandboxed
 from gym_llm.tasks import TaskRow
 from gym_llm.tools import ToolError, tool
 from gym_llm.verdict import Verdict
 
-DATA = Path(__file__).parent / "data"
-REPOS = DATA / "repos"
-HIDDEN_TESTS = DATA / "hidden_tests"
+from .junit import junit_key, junit_outcomes, task_test_ids, valid_test_id
+from .patches import (
+    MODEL_PATCH_CHARS,
+    PatchError,
+    apply_patch,
+    file_diff,
+    model_patch,
+    write_files_command,
+)
+from .repos import (
+    DATA,
+    HIDDEN_TESTS,
+    MAX_FILE_BYTES,
+    REPOS,
+    checkout,
+    read_files,
+    remove_tree,
+    repo_hash,
+    write_test_files,
+)
+
+__all__ = [
+    "BAD_TEST_PATCH",
+    "COMMAND_LIMITS",
+    "DATA",
+    "HIDDEN_TESTS",
+    "MAX_FILE_BYTES",
+    "MAX_OUTPUT_CHARS",
+    "MODEL_PATCH_CHARS",
+    "REPOS",
+    "SANDBOX_ERROR",
+    "SYSTEM_PROMPT",
+    "TESTS_FAILED",
+    "TEST_LIMITS",
+    "TEST_TIMEOUT",
+    "CommandError",
+    "MiniSWEEnv",
+    "MiniSWETask",
+    "PatchError",
+    "apply_patch",
+    "checkout",
+    "file_diff",
+    "junit_key",
+    "junit_outcomes",
+    "model_patch",
+    "read_files",
+    "remove_tree",
+    "replay_commands",
+    "repo_hash",
+    "sandbox_env",
+    "sandbox_failures",
+    "task_test_ids",
+    "write_files_command",
+    "write_test_files",
+]
 
 COMMAND_LIMITS = Limits(cpu_seconds=10.0, wall_seconds=20.0)
 TEST_LIMITS = Limits(cpu_seconds=60.0, wall_seconds=120.0)
 MAX_OUTPUT_CHARS = 10_000
-MODEL_PATCH_CHARS = 100_000
-MAX_FILE_BYTES = 1_000_000
 
-# failure_kind values
-MALFORMED_RESPONSE = "malformed_response"
+# failure_kind values (and SANDBOX_ERROR, masked: the sandbox could not run a command or the tests)
 TESTS_FAILED = "tests_failed"
 TEST_TIMEOUT = "test_timeout"
 BAD_TEST_PATCH = "bad_test_patch"
-SANDBOX_ERROR = "sandbox_error"
 
-_SKIPPED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".git"})
+# How a bash tool error that the sandbox (not the command) caused begins.
+SANDBOX_ERROR_PREFIX = "Sandbox error: "
+
 _INSTANCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 # Drop the current directory from sys.path before importing pytest, so that a ``pytest.py`` the
 # model wrote cannot stand in for it; the ini's ``pythonpath`` puts the repository back afterwards.
 _PYTEST_MAIN = (
@@ -81,10 +134,6 @@ must finish within a few seconds; there is no network and nothing can be install
 Fix the issue by editing the source files, not the tests. Hidden tests will be run on the \
 repository when you finish. When you are done, reply with a short summary of your fix and no tool \
 call: your first reply without a tool call ends the task."""
-
-
-class PatchError(ValueError):
-    """A unified diff that does not apply to the files it names."""
 
 
 class MiniSWETask(TaskRow):
@@ -136,7 +185,7 @@ class MiniSWETask(TaskRow):
                 raise ValueError("must be a list of test ids or a JSON string of one") from None
         if isinstance(value, list):
             for test_id in value:
-                if not isinstance(test_id, str) or not _valid_test_id(test_id):
+                if not isinstance(test_id, str) or not valid_test_id(test_id):
                     raise ValueError(f"{test_id!r} is not a test id like 'tests/test_x.py::test_y'")
         return value
 
@@ -155,6 +204,7 @@ class MiniSWEEnv(LLMEnv):
     task_model = MiniSWETask
     default_tasks = DATA / "example.jsonl"
     max_turns = 20
+    reward_components = ("resolved", "fail_to_pass", "pass_to_pass")
     tool_timeout = 60.0
 
     def __init__(
@@ -212,6 +262,8 @@ class MiniSWEEnv(LLMEnv):
 
     def _command_output(self, result: SandboxResult) -> str:
         """What the model reads; a timeout or a broken limit becomes a tool error."""
+        if result.sandbox_error is not None:
+            raise CommandError(f"{SANDBOX_ERROR_PREFIX}the command did not run: {result.sandbox_error}")
         body = _streams_text(result, self.max_output_chars)
         if result.timed_out:
             raise CommandError(
@@ -223,37 +275,44 @@ class MiniSWEEnv(LLMEnv):
                 f"the command exceeded the {result.limit} limit and was killed"
                 + (f"; partial output:\n{body}" if body else "")
             )
-        if result.returncode is None:
-            raise CommandError(f"the command could not be started: {result.stderr.strip()}")
         return f"returncode: {result.returncode}\n{body}".rstrip("\n")
 
     # ----------------------------------------------------------------- verify
     async def verify(self, task: dict[str, Any], response: dict[str, Any]) -> Verdict:
-        output = response.get("output") if isinstance(response, dict) else None
-        if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
-            return Verdict(0.0, failure_kind=MALFORMED_RESPONSE, details={"error": "response.output"})
+        output = response["output"]
         if self._workdir is not None and self.is_live_response(task, response):
-            return await self._evaluate(task, self._workdir, {"mode": "live"})
+            return await self._evaluate(task, self._workdir, {"mode": "live"}, sandbox_failures(output))
         root = checkout(task["instance_id"])
         try:
-            replay = await self._replay(output, root)
-            return await self._evaluate(task, root, {"mode": "replay", "replay": replay})
+            replay, failures = await self._replay(output, root)
+            # A command the sandbox failed live or in the replay leaves the repository unlike the episode's.
+            failures = [*sandbox_failures(output), *failures]
+            return await self._evaluate(task, root, {"mode": "replay", "replay": replay}, failures)
         finally:
             remove_tree(root)
 
-    async def _replay(self, output: list[dict[str, Any]], root: Path) -> dict[str, int]:
-        """Run the episode's executed ``bash`` commands again, in order, in ``root``."""
+    async def _replay(self, output: list[dict[str, Any]], root: Path) -> tuple[dict[str, int], list[str]]:
+        """Run the episode's executed ``bash`` commands again, in order, in ``root``.
+
+        Returns:
+            Counts (``commands``, ``returncode_mismatches``), and why the sandbox failed any of them.
+        """
         spec = self.tools["bash"]
         commands = replay_commands(output, spec.validate)
         mismatches = 0
+        failures = []
         for command, recorded in commands:
             result = await self._run_command(command, root)
+            if result.sandbox_error is not None:
+                failures.append(result.sandbox_error)
             expected = re.match(r"returncode: (-?\d+)", recorded)
             if expected and (result.timed_out or str(result.returncode) != expected.group(1)):
                 mismatches += 1
-        return {"commands": len(commands), "returncode_mismatches": mismatches}
+        return {"commands": len(commands), "returncode_mismatches": mismatches}, failures
 
-    async def _evaluate(self, task: dict[str, Any], root: Path, details: dict[str, Any]) -> Verdict:
+    async def _evaluate(
+        self, task: dict[str, Any], root: Path, details: dict[str, Any], sandbox_errors: list[str]
+    ) -> Verdict:
         fail_to_pass = task_test_ids(task, "FAIL_TO_PASS")
         pass_to_pass = task_test_ids(task, "PASS_TO_PASS")
         base = read_files(REPOS / task["instance_id"])
@@ -261,7 +320,9 @@ class MiniSWEEnv(LLMEnv):
         try:
             write_test_files(root, base, task["test_patch"], [*fail_to_pass, *pass_to_pass])
         except PatchError as exc:
-            return Verdict(0.0, failure_kind=BAD_TEST_PATCH, details={**details, "error": str(exc)})
+            # the row's hidden tests are broken, not the model's fix
+            failed = {**details, "error": str(exc)}
+            return Verdict(0.0, failure_kind=BAD_TEST_PATCH, details=failed, masked=True)
         except OSError as exc:  # the model left something in the way that even cleaning cannot fix
             return Verdict(0.0, failure_kind=TESTS_FAILED, details={**details, "error": str(exc)})
 
@@ -287,11 +348,14 @@ class MiniSWEEnv(LLMEnv):
             for name, ids in (("FAIL_TO_PASS", fail_to_pass), ("PASS_TO_PASS", pass_to_pass))
         }
         resolved = not status["FAIL_TO_PASS"]["failure"] and not status["PASS_TO_PASS"]["failure"]
+        if result.sandbox_error is not None:
+            sandbox_errors = [*sandbox_errors, f"the hidden tests did not run: {result.sandbox_error}"]
         failure_kind = None
         if not resolved:
             failure_kind = TEST_TIMEOUT if result.timed_out else TESTS_FAILED
-            if result.returncode is None and not result.timed_out:
+            if sandbox_errors:  # not the model's failure: the rollout is masked
                 failure_kind = SANDBOX_ERROR
+                details["sandbox_errors"] = sandbox_errors
         details.update(
             resolved=resolved,
             tests_status=status,
@@ -321,57 +385,7 @@ class CommandError(ToolError):
     """A ``bash`` command that was stopped by the sandbox (reported to the model as a tool error)."""
 
 
-# --------------------------------------------------------------------- repositories
-def read_files(root: Path) -> dict[str, str]:
-    """Every text file under ``root`` by POSIX relative path (caches and undecodable files skipped)."""
-    files: dict[str, str] = {}
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
-        for name in sorted(names):
-            path = Path(folder, name)
-            # Symlinks, FIFOs and big files (the model may have left any) are not source code.
-            if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            try:
-                files[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue
-    return files
-
-
-def repo_hash(root: Path) -> str:
-    """A 40-hex content hash of a repository folder, used as its ``base_commit``."""
-    digest = hashlib.sha1()
-    for path, text in sorted(read_files(root).items()):
-        digest.update(f"{path}\0{len(text.encode())}\0".encode())
-        digest.update(text.encode())
-    return digest.hexdigest()
-
-
-def checkout(instance_id: str) -> Path:
-    """A fresh copy of the task's repository in a new temporary directory."""
-    root = Path(tempfile.mkdtemp(prefix=f"gym_llm_mini_swe_{instance_id}_"))
-    shutil.copytree(
-        REPOS / instance_id, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_SKIPPED_DIRS)
-    )
-    return root
-
-
-def remove_tree(root: Path) -> None:
-    """Delete ``root``, even where the model removed write permissions."""
-    if not root.exists():
-        return
-    for folder, dirs, _ in os.walk(root):
-        for name in dirs:
-            path = Path(folder, name)
-            if not path.is_symlink():
-                try:
-                    path.chmod(0o700)
-                except OSError:
-                    pass
-    shutil.rmtree(root, ignore_errors=True)
-
-
+# --------------------------------------------------------------------- helpers
 def sandbox_env(root: Path) -> dict[str, str]:
     """The environment of sandboxed commands: this interpreter's ``python``/``pytest`` first on PATH."""
     bin_dir = str(Path(sys.executable).parent)
@@ -388,84 +402,20 @@ def sandbox_env(root: Path) -> dict[str, str]:
     }
 
 
-# --------------------------------------------------------------------- tests
-def task_test_ids(task: Mapping[str, Any], key: str) -> list[str]:
-    """``task[key]`` as a list of test ids (rows may hold it as a JSON string)."""
-    value = task.get(key) or []
-    return list(json.loads(value) if isinstance(value, str) else value)
-
-
-def _valid_test_id(test_id: str) -> bool:
-    path, sep, name = test_id.partition("::")
-    parts = path.split("/")
-    return (
-        bool(sep and name and path.endswith(".py")) and not path.startswith(("/", "-")) and ".." not in parts
-    )
-
-
-def write_test_files(root: Path, base: Mapping[str, str], test_patch: str, ids: Iterable[str]) -> None:
-    """Restore the test files the ids name and apply ``test_patch`` to their pristine versions.
-
-    Raises:
-        PatchError: ``test_patch`` does not apply to the repository.
-    """
-    patched = apply_patch(base, test_patch)
-    paths = set(patched) | {test_id.partition("::")[0] for test_id in ids}
-    for path in sorted(paths):
-        content = patched[path] if path in patched else base.get(path)
-        target = _clear_path(root, path)
-        if content is not None:
-            target.write_text(content, encoding="utf-8")
-
-
-def _clear_path(root: Path, path: str) -> Path:
-    """``root / path`` with real folders above it and nothing at it.
-
-    This runs outside the sandbox, so a symlink the model planted (``tests -> /etc``) must not
-    be followed: every symlink or non-folder on the way is removed first.
-    """
-    current = root
-    *folders, name = path.split("/")
-    for folder in folders:
-        current = current / folder
-        if current.is_symlink() or (current.exists() and not current.is_dir()):
-            current.unlink()
-        current.mkdir(exist_ok=True)
-    target = current / name
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.exists():
-        remove_tree(target)
-    return target
-
-
-def junit_key(test_id: str) -> tuple[str, str]:
-    """The (classname, name) pytest writes to JUnit XML for a node id."""
-    path, bracket, params = test_id.partition("[")
-    names = path.split("::")
-    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
-    names[-1] += bracket + params
-    return ".".join(names[:-1]), names[-1]
-
-
-def junit_outcomes(report: Path) -> dict[tuple[str, str], str]:
-    """``{(classname, name): "passed" | "failed" | "skipped"}`` from pytest's JUnit XML report."""
-    if report.is_symlink() or not report.is_file() or report.stat().st_size > 10_000_000:
-        return {}
-    try:
-        tree = ET.parse(report)
-    except ET.ParseError:
-        return {}
-    outcomes: dict[tuple[str, str], str] = {}
-    for case in tree.iter("testcase"):
-        key = (case.get("classname", ""), case.get("name", ""))
-        if case.find("failure") is not None or case.find("error") is not None:
-            outcomes[key] = "failed"  # a teardown error after a pass still fails the test
-        elif case.find("skipped") is not None:
-            outcomes.setdefault(key, "skipped")
-        else:
-            outcomes.setdefault(key, "passed")
-    return outcomes
+def sandbox_failures(output: list[dict[str, Any]]) -> list[str]:
+    """The ``bash`` calls of an episode that the sandbox could not run: their tool errors, in order."""
+    failures = []
+    for item in output:
+        text = item.get("output") if item.get("type") == "function_call_output" else None
+        if not isinstance(text, str) or SANDBOX_ERROR_PREFIX not in text:
+            continue
+        try:
+            error = json.loads(text).get("error")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(error, str) and error.startswith(SANDBOX_ERROR_PREFIX):
+            failures.append(error)
+    return failures
 
 
 def _fraction(status: Mapping[str, list[str]]) -> float:
@@ -479,15 +429,8 @@ def replay_commands(output: list[dict[str, Any]], validate: Any) -> list[tuple[s
     A call ran if a ``function_call_output`` answers it and its arguments pass the tool's own
     validation (so malformed calls, which the live episode refused, are skipped here too).
     """
-    answered = {
-        item.get("call_id"): item.get("output")
-        for item in output
-        if item.get("type") == "function_call_output"
-    }
     commands = []
-    for call in it.function_calls(output, "bash"):
-        if call.get("call_id") not in answered:
-            continue
+    for call, recorded in it.answered_calls(output, "bash"):
         args = it.parse_arguments(call)
         if args is None:
             continue
@@ -495,162 +438,8 @@ def replay_commands(output: list[dict[str, Any]], validate: Any) -> list[tuple[s
             command = validate(args)["command"]
         except ValueError:  # pydantic's ValidationError
             continue
-        recorded = answered[call.get("call_id")]
         commands.append((command, recorded if isinstance(recorded, str) else ""))
     return commands
-
-
-# --------------------------------------------------------------------- diffs
-def file_diff(path: str, old: str | None, new: str | None) -> str:
-    """A git-style unified diff of one file (``None``: the file does not exist on that side)."""
-    if old == new:
-        return ""
-    header = f"diff --git a/{path} b/{path}\n"
-    if old is None:
-        header += "new file mode 100644\n"
-    elif new is None:
-        header += "deleted file mode 100644\n"
-    lines = difflib.unified_diff(
-        (old or "").splitlines(keepends=True),
-        (new or "").splitlines(keepends=True),
-        "/dev/null" if old is None else f"a/{path}",
-        "/dev/null" if new is None else f"b/{path}",
-    )
-    body = "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
-    return header + body
-
-
-def model_patch(base: Mapping[str, str], current: Mapping[str, str]) -> str:
-    """The diff from ``base`` to ``current`` (cut at ``MODEL_PATCH_CHARS``)."""
-    paths = sorted(set(base) | set(current))
-    diff = "".join(file_diff(p, base.get(p), current.get(p)) for p in paths)
-    return diff if len(diff) <= MODEL_PATCH_CHARS else diff[:MODEL_PATCH_CHARS] + "\n[... cut ...]\n"
-
-
-def apply_patch(files: Mapping[str, str], diff: str) -> dict[str, str | None]:
-    """Apply a unified diff to file contents.
-
-    Args:
-        files: Current contents by relative path.
-        diff: A unified diff with ``a/``/``b/`` prefixes (``git diff`` or ``diff -u`` output).
-
-    Returns:
-        The new contents of every file the diff touches (``None`` for a deleted file).
-
-    Raises:
-        PatchError: A hunk does not match, a file is missing, or a path leaves the repository.
-    """
-    lines = diff.splitlines(keepends=True)
-    result: dict[str, str | None] = {}
-    i = 0
-    while i < len(lines):
-        if not (lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")):
-            i += 1
-            continue
-        old_path, new_path = _diff_path(lines[i][4:]), _diff_path(lines[i + 1][4:])
-        i += 2
-        if old_path is None:
-            text: list[str] = []
-        else:
-            source = result[old_path] if old_path in result else files.get(old_path)
-            if source is None:
-                raise PatchError(f"{old_path}: no such file")
-            text = source.splitlines(keepends=True)
-        cursor, offset = 0, 0
-        while i < len(lines) and lines[i].startswith("@@"):
-            hunk, i = _read_hunk(lines, i)
-            start, old_block, new_block = hunk
-            at = _find_block(text, old_block, start + offset, cursor)
-            if at is None:
-                raise PatchError(f"{new_path or old_path}: hunk at line {start + 1} does not match")
-            text[at : at + len(old_block)] = new_block
-            offset = at + len(new_block) - len(old_block) - start
-            cursor = at + len(new_block)
-        if old_path is not None and new_path != old_path:
-            result[old_path] = None
-        if new_path is not None:
-            result[new_path] = "".join(text)
-    return result
-
-
-def _diff_path(raw: str) -> str | None:
-    path = raw.rstrip("\r\n").split("\t")[0].strip()
-    if path == "/dev/null":
-        return None
-    if path.startswith(("a/", "b/")):
-        path = path[2:]
-    parts = path.split("/")
-    if not path or path.startswith("/") or ".." in parts or "" in parts:
-        raise PatchError(f"unsafe or empty path in diff: {raw.strip()!r}")
-    return path
-
-
-def _read_hunk(lines: list[str], i: int) -> tuple[tuple[int, list[str], list[str]], int]:
-    """One hunk starting at ``lines[i]``: (0-based old start, old lines, new lines), next index."""
-    match = _HUNK.match(lines[i])
-    if match is None:
-        raise PatchError(f"bad hunk header: {lines[i].strip()!r}")
-    old_start, old_count = int(match.group(1)), int(match.group(2) or 1)
-    new_count = int(match.group(4) or 1)
-    start = old_start if old_count == 0 else old_start - 1
-    old: list[str] = []
-    new: list[str] = []
-    last = ""
-    i += 1
-    while i < len(lines) and (len(old) < old_count or len(new) < new_count or lines[i].startswith("\\")):
-        line = lines[i]
-        tag, body = (line[0], line[1:]) if line.strip("\r\n") else (" ", line)
-        if tag == "\\":  # "\ No newline at end of file" belongs to the line before it
-            if last in " -" and old:
-                old[-1] = old[-1].rstrip("\r\n")
-            if last in " +" and new:
-                new[-1] = new[-1].rstrip("\r\n")
-        elif tag == " ":
-            old.append(body)
-            new.append(body)
-        elif tag == "-":
-            old.append(body)
-        elif tag == "+":
-            new.append(body)
-        else:
-            raise PatchError(f"bad line in hunk: {line.strip()!r}")
-        last = tag if tag != "\\" else last
-        i += 1
-    if len(old) != old_count or len(new) != new_count:
-        raise PatchError("hunk is shorter than its header says")
-    return (start, old, new), i
-
-
-def _find_block(text: list[str], block: list[str], guess: int, cursor: int) -> int | None:
-    """Where ``block`` sits in ``text``: at ``guess`` if it matches there, else the nearest match."""
-    size = len(block)
-    candidates = range(cursor, len(text) - size + 1)
-    if guess in candidates and text[guess : guess + size] == block:
-        return guess
-    matches = [at for at in candidates if text[at : at + size] == block]
-    return min(matches, key=lambda at: abs(at - guess)) if matches else None
-
-
-def write_files_command(files: Mapping[str, str | None]) -> str:
-    """A bash command that writes (or deletes, for ``None``) each file, with quoted heredocs."""
-    parts = []
-    for path, content in sorted(files.items()):
-        quoted = shlex.quote(path)
-        if content is None:
-            parts.append(f"rm -f {quoted}")
-            continue
-        marker = "GYM_LLM_EOF"
-        while marker in content:
-            marker += "_"
-        folder = os.path.dirname(path)
-        mkdir = f"mkdir -p {shlex.quote(folder)} && " if folder else ""
-        body = content if content.endswith("\n") else content + "\n"
-        parts.append(f"{mkdir}cat > {quoted} <<'{marker}'\n{body}{marker}")
-        if not content.endswith("\n"):
-            parts.append(f"truncate -s -1 {quoted}")
-    return "\n".join(parts)
 
 
 # --------------------------------------------------------------------- text helpers

@@ -32,6 +32,12 @@ def synonym_value(synonym: str) -> int:
 class MultiStepEnv(LLMEnv):
     task_model = MultiStepTask
     max_turns = 8
+    reward_components = (
+        "accuracy",
+        "set_overlap",
+        "original_term_minefield_hit",
+        "order_instruction_following_failure",
+    )
 
     @tool
     def get_synonym_value(self, synonym: str) -> dict[str, int]:

@@ -66,7 +66,7 @@ def load_company(data_dir: Path = DATA_DIR) -> Company:
 
     Each table is ``company_<table>.jsonl`` with one row per line; a missing file is an empty table.
     """
-    tables = {}
+    tables: dict[str, list[Row]] = {}
     for table in TABLES:
         path = data_dir / f"company_{table}.jsonl"
         if not path.is_file():

@@ -34,7 +34,6 @@ SYSTEM_PROMPT = (
 )
 
 # failure_kind values
-MALFORMED_RESPONSE = "malformed_response"
 BAD_GROUND_TRUTH = "bad_ground_truth"
 STATE_MISMATCH = "state_mismatch"
 
@@ -64,6 +63,7 @@ class WorkplaceTask(TaskRow):
 class WorkplaceAssistantEnv(LLMEnv, Toolkit):
     task_model = WorkplaceTask
     max_turns = 6  # NeMo's max_steps for this server
+    reward_components = ("num_calls", "invalid_calls")
 
     company: Company
 
@@ -86,9 +86,7 @@ class WorkplaceAssistantEnv(LLMEnv, Toolkit):
         self.company = seed_company(self.data_dir)
 
     def verify(self, task: dict[str, Any], response: dict[str, Any]) -> Verdict:
-        output = response.get("output") if isinstance(response, dict) else None
-        if not isinstance(output, list):
-            return Verdict(0.0, failure_kind=MALFORMED_RESPONSE, details={"error": "no output list"})
+        output = response["output"]
         try:
             expected = _expected_state(task["ground_truth"], self.data_dir)
         except (KeyError, TypeError, ValueError) as exc:

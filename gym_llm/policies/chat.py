@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
 from gym_llm.chat_format import assistant_items, to_chat_messages, to_chat_tools
-from gym_llm.policies.http import JSONClient
+from gym_llm.policies.base import Policy
+from gym_llm.policies.http import JSONClient, default_base_url
+from gym_llm.policies.token_ids import VLLM_CHAT_TOKEN_FIELDS, attach, chat_token_fields
 
 # Responses request fields and their Chat Completions names; fields with no equivalent are dropped.
 CHAT_PARAM_NAMES = {
@@ -23,32 +26,44 @@ CHAT_PARAM_NAMES = {
 }
 
 
-class ChatPolicy:
+class ChatPolicy(Policy):
     """Send the conversation as chat messages; return the reply as a Responses-shaped dict.
+
+    Every request says ``"stream": false``.
 
     Args:
         model: The model name.
-        base_url: e.g. ``http://localhost:8000/v1`` for vLLM.
-        api_key: Bearer token (default: none).
-        client: A :class:`JSONClient` to share between policies.
+        base_url: e.g. ``http://localhost:8000/v1`` for vLLM; default ``$OPENAI_BASE_URL``, else
+            ``https://api.openai.com/v1`` (as the ``openai`` SDK does).
+        api_key: Bearer token; default ``$OPENAI_API_KEY`` (none if unset).
+        client: A :class:`JSONClient` to share between policies; it stays open when the policy
+            is closed (a client the policy made itself is closed with it).
         extra_body: Extra request fields passed through unchanged (e.g. vLLM's ``chat_template_kwargs``).
+        return_token_ids: Ask vLLM for token ids and log probs and keep them on each turn's last
+            output item (:mod:`gym_llm.policies.token_ids`); a server that returns none raises
+            :class:`~gym_llm.policies.token_ids.TokenIdsUnavailable`.
         **sampling: Request fields that override the task row's, in Responses names.
     """
 
     def __init__(
         self,
         model: str,
-        base_url: str = "https://api.openai.com/v1",
+        base_url: str | None = None,
         api_key: str | None = None,
         *,
         client: JSONClient | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        return_token_ids: bool = False,
         **sampling: Any,
     ) -> None:
         self.model = model
-        self.client = client or JSONClient(base_url, api_key)
+        self._owns_client = client is None
+        if client is None:
+            client = JSONClient(base_url or default_base_url(), api_key or os.environ.get("OPENAI_API_KEY"))
+        self.client = client
         self.sampling = sampling
         self.extra_body = dict(extra_body or {})
+        self.return_token_ids = return_token_ids
 
     async def __call__(self, observation: Mapping[str, Any], params: Mapping[str, Any] | None = None) -> Any:
         payload: dict[str, Any] = {
@@ -58,14 +73,36 @@ class ChatPolicy:
         }
         payload.update(self.extra_body)
         payload["model"] = self.model
-        payload["messages"] = to_chat_messages(observation["input"])
+        payload["stream"] = False
+        payload["messages"] = to_chat_messages(observation["input"], developer_as_system=True)
         if observation.get("tools"):
             payload["tools"] = to_chat_tools(observation["tools"])
+        if self.return_token_ids:
+            payload.update(VLLM_CHAT_TOKEN_FIELDS)
         data = await self.client.post("/chat/completions", payload)
-        return to_response(data)
+        response = to_response(data)
+        if self.return_token_ids:
+            attach(response["output"], chat_token_fields(data, self.client.base_url))
+        return response
 
     async def aclose(self) -> None:
-        await self.client.close()
+        if self._owns_client:
+            await self.client.close()
+
+    def describe(self) -> dict[str, Any]:
+        described: dict[str, Any] = {
+            "policy": "chat",
+            "model": self.model,
+            "sampling": dict(sorted(self.sampling.items())),
+            "extra_body": self.extra_body,
+        }
+        if self.return_token_ids:  # rows with and without token ids must not mix in one file
+            described["return_token_ids"] = True
+        return described
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # an unpickled copy (a Ray worker's) holds its own copy of the client: it closes it
+        self.__dict__.update(state, _owns_client=True)
 
 
 def to_response(completion: Mapping[str, Any]) -> dict[str, Any]:

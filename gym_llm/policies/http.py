@@ -7,6 +7,7 @@ models, which is what caps the ``openai`` SDK at ~80 requests/s on a small machi
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 from typing import Any
 
@@ -15,10 +16,17 @@ import aiohttp
 from gym_llm import fastjson
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+def default_base_url() -> str:
+    """``$OPENAI_BASE_URL`` if set, else OpenAI's API (the ``openai`` SDK's rule)."""
+    return os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
 
 
 class ModelCallError(RuntimeError):
-    """A request that failed for good (a non-retryable status, or retries exhausted)."""
+    """A request that failed for good: a non-retryable status, a body that is not one JSON object
+    (e.g. an event stream), or retries exhausted."""
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
@@ -65,8 +73,12 @@ class JSONClient:
     async def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         """POST ``payload`` and return the decoded JSON body.
 
+        Returns:
+            The response body, decoded.
+
         Raises:
-            ModelCallError: A non-retryable error status, a body that is not JSON, or retries exhausted.
+            ModelCallError: A non-retryable error status, a body that is not JSON (or is an event
+                stream), or retries exhausted.
         """
         session = self._session_for_loop()
         body = fastjson.dumps(payload)
@@ -79,6 +91,14 @@ class JSONClient:
             retry_after = None
             try:
                 async with session.post(url, data=body, headers=self._headers) as resp:
+                    if resp.content_type == "text/event-stream":
+                        raise ModelCallError(
+                            f"{url}: the server answered with an event stream (text/event-stream), "
+                            "not one JSON body; gym_llm needs one JSON body per call. Requests must say "
+                            '"stream": false (gym_llm\'s policies do); a server that streams anyway '
+                            "cannot be used as it is",
+                            resp.status,
+                        )
                     raw = await resp.read()
                     if resp.status == 200:
                         try:
@@ -107,7 +127,17 @@ class JSONClient:
             self._loop = loop
         return self._session
 
+    @property
+    def closed(self) -> bool:
+        """Whether the client holds no open session (none made yet, or closed)."""
+        return self._session is None or self._session.closed
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy (e.g. pickled to a Ray worker) opens its own session in its own loop
+        return {**self.__dict__, "_session": None, "_loop": None}
+
     async def close(self) -> None:
+        """Close the session (a later call opens a new one)."""
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None

@@ -1,35 +1,47 @@
 """The collection engine: many independent async episodes, bounded concurrency, durable output.
 
-Each of ``concurrency`` workers owns one env instance and plays (task, repeat) pairs from a shared
-queue: no lockstep, so a slow episode holds up nobody. Every finished rollout is one flushed JSON
-line; ``resume=True`` skips the pairs already in the output file.
+:func:`acollect` builds one :class:`~gym_llm.rollouts.plan.CollectPlan`, settles the output file
+(refuse, replace, or resume it), and plays the pairs still to do, here or on Ray workers. Every
+finished rollout is one flushed JSON line. :func:`collect` is the same for synchronous code.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gymnasium
-from tqdm import tqdm
 
-from gym_llm.policies import ReferencePolicy
-from gym_llm.rollouts.episode import run_episode
-from gym_llm.rollouts.metrics import ANSWER_FIELDS, summarize
-from gym_llm.rollouts.output import RolloutWriter, load_finished
+from gym_llm.policies.base import as_policy
+from gym_llm.policies.reference import ReferencePolicy
+from gym_llm.rollouts.errors import CollectError
+from gym_llm.rollouts.metrics import MetricsAccumulator
+from gym_llm.rollouts.output import RolloutWriter
+from gym_llm.rollouts.plan import CollectPlan, PairSet
+from gym_llm.rollouts.progress import Progress
+from gym_llm.rollouts.resume import Resumed, resume_from
+from gym_llm.rollouts.sink import RolloutSink
+from gym_llm.rollouts.workers import play_pairs
 from gym_llm.sync import run_sync
-
-_SLIM_FIELDS = ("reward", "mask_sample", "num_turns", "failure_kind", "reward_components", "task_index")
 
 
 @dataclass
 class CollectResult:
-    """What a collection run did: new rollouts, skipped ones, time, metrics and where they are."""
+    """What a collection run did.
+
+    Attributes:
+        written: Rollouts written by this run.
+        skipped: Pairs of this run already in the file (resume).
+        seconds: Wall time of the playing.
+        summary: The aggregate metrics of every row in the file (also in ``metrics_path``).
+        output: The JSONL file.
+        metrics_path: The metrics file beside it.
+        retried: Masked rows of an earlier run dropped so that their pairs were played again.
+    """
 
     written: int
     skipped: int
@@ -37,18 +49,26 @@ class CollectResult:
     summary: dict[str, Any]
     output: Path
     metrics_path: Path
+    retried: int = 0
 
     @property
     def rollouts_per_second(self) -> float:
+        """Rollouts written per second of this run."""
         return self.written / self.seconds if self.seconds else 0.0
 
 
 def metrics_path_for(output: str | Path) -> Path:
+    """``<stem>_aggregate_metrics.json`` beside ``output`` (NeMo Gym's name for it).
+
+    Example:
+        >>> metrics_path_for("out/rollouts.jsonl").as_posix()
+        'out/rollouts_aggregate_metrics.json'
+    """
     output = Path(output)
     return output.with_name(f"{output.stem}_aggregate_metrics.json")
 
 
-async def collect(
+async def acollect(
     env_id: str,
     output: str | Path,
     *,
@@ -59,8 +79,12 @@ async def collect(
     num_repeats: int = 1,
     concurrency: int = 32,
     resume: bool = False,
+    overwrite: bool = False,
+    keep_failed: bool = False,
     overrides: Mapping[str, Any] | None = None,
     progress: bool = False,
+    progress_interval: float = 10.0,
+    fail_fast: int = 8,
     ray_address: str | None = None,
     ray_workers: int | None = None,
 ) -> CollectResult:
@@ -68,135 +92,164 @@ async def collect(
 
     Args:
         env_id: A registered env id, e.g. ``"llm/Weather-v0"``.
-        output: The JSONL file to append to (and resume from).
-        policy: An async policy (default: the reference policy, offline).
+        output: The JSONL file to write (and resume from).
+        policy: A :class:`~gym_llm.policies.Policy` or an async callable (default: the reference
+            policy, offline). It is closed at the end (a policy closes only what it opened).
         tasks: Task rows (a list, a JSONL path, …); default: the env's bundled tasks.
         env_kwargs: Extra keyword arguments for ``gymnasium.make``.
         limit: Use only the first ``limit`` tasks.
         num_repeats: Rollouts per task.
-        concurrency: Episodes in flight at once.
-        resume: Skip (task_index, repeat_index) pairs already in ``output``; without it an
-            existing ``output`` is replaced.
+        concurrency: Episodes in flight at once (over all Ray workers too).
+        resume: Go on with an existing ``output`` written by the same run (same env, task rows,
+            model and sampling settings; anything else is refused): its pairs are skipped, its
+            masked rollouts played again. More tasks or repeats than before are fine.
+        overwrite: Replace an existing ``output``. Without ``resume`` or ``overwrite`` an existing
+            non-empty file is an error.
+        keep_failed: With ``resume``, keep masked rollouts instead of playing them again.
         overrides: Sampling fields that override the rows' (``temperature``, …).
-        progress: Show a progress bar on stderr.
+        progress: Show progress on stderr: a bar on a terminal, else a line every
+            ``progress_interval`` seconds.
+        progress_interval: Seconds between progress lines.
+        fail_fast: Stop with an error, before writing them, when the first ``fail_fast`` rollouts
+            all fail to reach the model (0: never).
         ray_address: Run the episodes on Ray workers: ``"local"`` starts Ray on this machine,
             anything else is passed to ``ray.init(address=...)`` (e.g. ``"auto"``,
             ``"ray://head:10001"``). Records stream back to this process's one output file.
-        ray_workers: Ray workers (actors) to shard the work over (default: the cluster's CPUs).
+        ray_workers: Ray workers (actors) to spread the work over (default: the cluster's CPUs).
+
+    Returns:
+        What was done (:class:`CollectResult`); the metrics are also written to
+        :func:`metrics_path_for` ``(output)``.
+
+    Raises:
+        ValueError: Bad arguments or env arguments.
+        TaskError: Bad task rows.
+        CollectError: The output exists (neither resume nor overwrite), holds another run's rows,
+            or the run had to stop (model server unreachable, every Ray worker lost); its
+            ``result`` tells what was written.
     """
     if num_repeats < 1 or concurrency < 1 or (limit is not None and limit < 1):
         raise ValueError("num_repeats, concurrency and limit must be at least 1")
+    if resume and overwrite:
+        raise ValueError("resume and overwrite exclude each other")
     output = Path(output)
+    policy = as_policy(policy if policy is not None else ReferencePolicy())
     kwargs = dict(env_kwargs or {})
     if tasks is not None:
         kwargs["tasks"] = tasks
     try:
-        first = gymnasium.make(env_id, disable_env_checker=True, **kwargs).unwrapped
+        first: Any = gymnasium.make(env_id, disable_env_checker=True, **kwargs).unwrapped
     except TypeError as exc:  # an argument the env does not take
         raise ValueError(f"{env_id}: bad env arguments {sorted(kwargs)}: {exc}") from None
     kwargs["tasks"] = first.tasks  # validated once, shared by every worker's env
-    num_tasks = min(limit, len(first.tasks)) if limit else len(first.tasks)
+    plan = CollectPlan.create(
+        env_id,
+        kwargs,
+        num_tasks=min(limit, len(first.tasks)) if limit else len(first.tasks),
+        num_repeats=num_repeats,
+        concurrency=concurrency,
+        policy=policy,
+        overrides=overrides,
+    )
+    try:
+        resumed = _settle_output(output, plan, resume=resume, overwrite=overwrite, keep_failed=keep_failed)
+    except BaseException:
+        first.close()
+        raise
+    return await _play(
+        plan, first, output, resumed, progress, progress_interval, fail_fast, ray_address, ray_workers
+    )
 
-    previous = load_finished(output) if resume else []
-    if not resume and output.exists():
+
+def collect(env_id: str, output: str | Path, **kwargs: Any) -> CollectResult:
+    """:func:`acollect` for synchronous code (also inside a running event loop, e.g. Jupyter).
+
+    Returns:
+        What was done (:class:`CollectResult`).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> output = pathlib.Path(tempfile.mkdtemp()) / "rollouts.jsonl"
+        >>> result = collect("llm/Weather-v0", output, num_repeats=2)  # the reference policy, offline
+        >>> result.written, result.summary["mean_reward"], result.summary["pass@2"]
+        (12, 1.0, 1.0)
+    """
+    return run_sync(acollect(env_id, output, **kwargs))
+
+
+def _settle_output(
+    output: Path, plan: CollectPlan, *, resume: bool, overwrite: bool, keep_failed: bool
+) -> Resumed:
+    """Refuse, replace or resume an existing output file; what it holds for this run."""
+    exists = output.is_file() and output.stat().st_size > 0
+    if exists and resume:
+        return resume_from(output, plan, keep_failed=keep_failed)
+    if exists and not overwrite:
+        raise CollectError(
+            f"{output} already exists: pass --resume (resume=True) to go on with it, or --overwrite "
+            "(overwrite=True) to replace it"
+        )
+    if output.is_file():
         output.unlink()
-    done = {(r.get("task_index"), r.get("repeat_index")) for r in previous}
-    todo = [(t, r) for t in range(num_tasks) for r in range(num_repeats) if (t, r) not in done]
-    slim = [_slim(r) for r in previous]
+    return Resumed(PairSet(plan.num_pairs), MetricsAccumulator())
 
-    policy = policy if policy is not None else ReferencePolicy()
+
+async def _play(
+    plan: CollectPlan,
+    first: Any,
+    output: Path,
+    resumed: Resumed,
+    show_progress: bool,
+    progress_interval: float,
+    fail_fast: int,
+    ray_address: str | None,
+    ray_workers: int | None,
+) -> CollectResult:
+    todo = plan.num_pairs - len(resumed.done)
+    existed = output.exists()
     writer = RolloutWriter(output)
-    bar = tqdm(total=len(todo), disable=not progress, unit="rollout", dynamic_ncols=True)
-    rewards: list[float] = []
-
-    def on_record(record: dict[str, Any]) -> None:
-        writer.write(record)
-        slim.append(_slim(record))
-        rewards.append(record["reward"])
-        bar.update()
-        if len(rewards) % 64 == 0:
-            bar.set_postfix(mean_reward=f"{sum(rewards) / len(rewards):.3f}", refresh=False)
-
+    progress = Progress(todo, resumed.metrics, enabled=show_progress, interval=progress_interval)
+    sink = RolloutSink(writer, resumed.metrics, progress, fail_fast)
     start = time.perf_counter()
+    error: CollectError | None = None
     try:
         if ray_address is None:
-            await play_pairs(env_id, todo, policy, on_record, kwargs, concurrency, overrides, first_env=first)
+            count = max(0, min(plan.concurrency, todo))
+            envs = [first, *(plan.make_env() for _ in range(count - 1))] if count else []
+            if not count:
+                first.close()
+            try:
+                await play_pairs(plan, resumed.done.missing(), sink.add_record, envs=envs)
+            finally:
+                for env in envs:
+                    env.close()
         else:
-            from gym_llm.rollouts.ray_backend import play_pairs_on_ray
+            from gym_llm.rollouts.ray_backend import play_on_ray
 
             first.close()
-            await play_pairs_on_ray(
-                env_id, todo, policy, on_record, kwargs, concurrency, overrides, ray_address, ray_workers
-            )
+            await play_on_ray(plan, resumed.done.missing(), todo, sink, ray_address, ray_workers)
+        sink.finish()
+    except CollectError as exc:
+        error = exc
     finally:
         seconds = time.perf_counter() - start
         writer.close()
-        bar.close()
-        if hasattr(policy, "aclose"):
-            await policy.aclose()
-
-    summary = summarize(slim)
-    summary["rollouts_per_second"] = round(len(todo) / seconds, 2) if seconds else 0.0
-    summary["env_id"] = env_id
+        progress.close()
+        await plan.policy.aclose()
+    if error is not None and not resumed.kept and not sink.written:
+        if not existed:
+            output.unlink(missing_ok=True)
+        raise error
+    summary = resumed.metrics.summary()
+    summary["rollouts_per_second"] = round(sink.written / seconds, 2) if seconds else 0.0
+    summary["env_id"] = plan.env_id
+    summary["run_digest"] = plan.run_digest
     metrics_path = metrics_path_for(output)
     metrics_path.write_text(json.dumps(summary, indent=2) + "\n")
-    return CollectResult(len(todo), len(previous), seconds, summary, output, metrics_path)
-
-
-async def play_pairs(
-    env_id: str,
-    pairs: list[tuple[int, int]],
-    policy: Any,
-    on_record: Callable[[dict[str, Any]], None],
-    env_kwargs: Mapping[str, Any],
-    concurrency: int,
-    overrides: Mapping[str, Any] | None = None,
-    *,
-    first_env: Any = None,
-) -> None:
-    """Play every (task_index, repeat_index) pair with ``concurrency`` workers, one env each.
-
-    ``on_record`` gets each rollout record as it finishes. The envs are closed at the end; the
-    policy is left open for the caller.
-    """
-    queue: Iterator[tuple[int, int]] = iter(pairs)
-    count = max(1, min(concurrency, len(pairs)))
-    envs = [first_env] if first_env is not None else []
-    envs += [
-        gymnasium.make(env_id, disable_env_checker=True, **env_kwargs).unwrapped
-        for _ in range(count - len(envs))
-    ]
-
-    async def worker(env: Any) -> None:
-        bound = policy.for_env(env) if hasattr(policy, "for_env") else policy
-        for task_index, repeat_index in queue:
-            on_record(
-                await run_episode(
-                    env,
-                    bound,
-                    task_index=task_index,
-                    repeat_index=repeat_index,
-                    env_id=env_id,
-                    overrides=overrides,
-                )
-            )
-
-    try:
-        await asyncio.gather(*(worker(env) for env in envs))
-    finally:
-        for env in envs:
-            env.close()
-
-
-def collect_sync(env_id: str, output: str | Path, **kwargs: Any) -> CollectResult:
-    """:func:`collect` for synchronous code."""
-    return run_sync(collect(env_id, output, **kwargs))
-
-
-def _slim(record: dict[str, Any]) -> dict[str, Any]:
-    """The fields the summary needs, so a long run does not hold every transcript in memory."""
-    slim = {key: record.get(key) for key in _SLIM_FIELDS}
-    for field in ANSWER_FIELDS:
-        if field in record:
-            slim[field] = record[field]
-    return slim
+    result = CollectResult(
+        sink.written, len(resumed.done), seconds, summary, output, metrics_path, resumed.retried
+    )
+    if error is not None:
+        error.result = result
+        raise error
+    return result

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gym_llm.env import LLMEnv
-
-MODEL_ERROR = "model_error"
+from gym_llm.failures import MODEL_ERROR, is_masked
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens")
 
@@ -24,8 +23,16 @@ async def run_episode(
 ) -> dict[str, Any]:
     """Play task ``task_index`` to the end and return its rollout record.
 
-    A policy that fails (after its own retries) ends the episode: the record is kept with
-    ``mask_sample: true`` and ``failure_kind: "model_error"``, so nothing is dropped silently.
+    A policy that fails (after its own retries) ends the episode with ``failure_kind:
+    "model_error"``. Such a record, and any whose verdict failed outside the model's answer
+    (:data:`gym_llm.failures.MASKED_KINDS`: judge, sandbox, verify errors), is kept with
+    ``mask_sample: true`` and reward 0, so nothing is dropped silently and nothing counts as a
+    false zero.
+
+    Returns:
+        The record: the task row, the verdict's details, ``response``, ``reward``,
+        ``mask_sample``, ``failure_kind``, ``failure_reason``, ``env_id``, ``task_index``,
+        ``repeat_index``, ``num_turns``, ``tool_errors``, ``reward_components`` and ``timings``.
     """
     start = time.perf_counter()
     model_seconds = 0.0
@@ -33,7 +40,8 @@ async def run_episode(
     meta: dict[str, Any] = {}
     obs, info = await env.areset(options={"task_index": task_index})
     params = {**info["params"], **(overrides or {})}
-    reward, failure_reason, final_info = 0.0, None, {}
+    reward, failure_reason = 0.0, None
+    final_info: dict[str, Any] = {}
     while True:
         call_start = time.perf_counter()
         try:
@@ -48,9 +56,14 @@ async def run_episode(
         if terminated or truncated:
             break
 
-    task = env.task
+    task = env.task or {}
+    details = final_info.get("details") or {}
+    failure_kind = MODEL_ERROR if failure_reason is not None else final_info.get("failure_kind")
+    masked = is_masked(failure_kind) or bool(final_info.get("mask_sample"))
+    if masked and failure_reason is None:
+        failure_reason = str(details.get("error") or details.get("failure_reason") or failure_kind)
     record: dict[str, Any] = dict(task)
-    record.update(final_info.get("details") or {})
+    record.update(details)
     record["response"] = {
         "id": meta.get("id"),
         "object": "response",
@@ -59,9 +72,9 @@ async def run_episode(
         "usage": usage,
     }
     record.update(
-        reward=float(reward) if failure_reason is None else 0.0,
-        mask_sample=failure_reason is not None,
-        failure_kind=MODEL_ERROR if failure_reason is not None else final_info.get("failure_kind"),
+        reward=0.0 if masked else float(reward),
+        mask_sample=masked,
+        failure_kind=failure_kind,
         failure_reason=failure_reason,
         env_id=env_id,
         task_index=task_index,

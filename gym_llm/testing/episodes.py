@@ -39,8 +39,10 @@ def play_reference(env: Any, *, task_index: int = 0, max_steps: int = 50) -> Epi
     """Play one episode with the env's reference solution."""
     core: LLMEnv = env.unwrapped
     obs, info = env.reset(options={"task_index": task_index})
+    task = core.task
+    assert task is not None, "reset() sets the env's task"
     for step in range(1, max_steps + 1):
-        obs, reward, terminated, truncated, info = env.step(core.reference_action(core.task, obs))
+        obs, reward, terminated, truncated, info = env.step(core.reference_action(task, obs))
         if terminated or truncated:
             return EpisodeResult(float(reward), terminated, truncated, info, obs, step)
     raise AssertionError(f"the reference solution did not finish within {max_steps} steps")

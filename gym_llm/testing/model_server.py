@@ -10,7 +10,8 @@ The default script, :func:`oracle`, plays the reference solution of whichever re
 task the conversation starts with, so ``gym-llm collect`` gets verified rollouts over HTTP.
 
 Example:
-    >>> with ModelServer(script=lambda conv, tools, req: "Hello!") as server:  # doctest: +SKIP
+    >>> import openai
+    >>> with ModelServer(script=lambda conv, tools, req: "Hello!") as server:
     ...     client = openai.OpenAI(base_url=server.base_url, api_key="x")
     ...     client.responses.create(model="test", input="Hi").output_text
     'Hello!'
@@ -34,7 +35,11 @@ from aiohttp import web
 
 from gym_llm import fastjson
 from gym_llm import items as it
+from gym_llm.background import BackgroundServer
 from gym_llm.chat_format import from_chat_messages, to_chat_message
+from gym_llm.judge import JudgePromptReader
+from gym_llm.testing import byte_tokens
+from gym_llm.testing.judge import play_judge
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +55,7 @@ class ServerError:
     message: str = "injected failure"
 
 
-class ModelServer:
+class ModelServer(BackgroundServer):
     """Run an OpenAI-compatible test server in a background thread.
 
     Args:
@@ -61,7 +66,14 @@ class ModelServer:
         model: The model name reported back.
         port: 0 picks a free port.
         record: Keep every request body in :attr:`requests` (off for benchmarks).
+        token_ids: When to return token ids and log probs (of the server's own byte tokenizer,
+            :mod:`gym_llm.testing.byte_tokens`): ``"on_request"`` answers vLLM's chat fields
+            (``return_token_ids``, ``logprobs``, ``return_tokens_as_token_ids``); ``"always"``
+            also puts them on each Responses turn's last output item, as NeMo Gym's model servers
+            do; ``"never"`` ignores the request fields (a server that cannot return them).
     """
+
+    thread_name = "gym_llm-model-server"
 
     def __init__(
         self,
@@ -74,7 +86,11 @@ class ModelServer:
         host: str = "127.0.0.1",
         port: int = 0,
         record: bool = True,
+        token_ids: str = "on_request",
     ) -> None:
+        if token_ids not in ("on_request", "always", "never"):
+            raise ValueError(f"token_ids must be 'on_request', 'always' or 'never', got {token_ids!r}")
+        self.token_ids = token_ids
         self.script = script or oracle
         self.latency = latency
         self.fail_every = fail_every
@@ -86,51 +102,11 @@ class ModelServer:
         self.requests: list[dict[str, Any]] = []
         self.num_requests = 0
         self._ids = itertools.count()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
-
-    # ----------------------------------------------------------------- lifecycle
-    def start(self) -> ModelServer:
-        ready = threading.Event()
-        errors: list[BaseException] = []
-
-        def serve() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            try:
-                loop.run_until_complete(self._start_site())
-            except BaseException as exc:  # reported to the caller of start()
-                errors.append(exc)
-                ready.set()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.run_until_complete(self._runner.cleanup())
-            loop.close()
-
-        self._thread = threading.Thread(target=serve, name="gym_llm-model-server", daemon=True)
-        self._thread.start()
-        ready.wait()
-        if errors:
-            raise errors[0]
-        return self
-
-    def stop(self) -> None:
-        if self._loop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=10)
-            self._thread = None
-
-    def __enter__(self) -> ModelServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -139,12 +115,16 @@ class ModelServer:
         app.router.add_get("/v1/models", self._models)
         return app
 
-    async def _start_site(self) -> None:
-        self._runner = web.AppRunner(self.app(), access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+    async def astart(self) -> None:
+        self._runner = runner = web.AppRunner(self.app(), access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, self.host, self.port).start()
+        self.port = runner.addresses[0][1]
+
+    async def astop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
 
     # ----------------------------------------------------------------- handlers
     async def _reply(self, request: web.Request, api: str) -> tuple[dict[str, Any], Reply] | web.Response:
@@ -180,6 +160,14 @@ class ModelServer:
         body, reply = result
         n = next(self._ids)
         output = _output_items(reply, n)
+        if self.token_ids == "always" and output:
+            prompt = byte_tokens.encode(byte_tokens.prompt_text(it.input_items(body.get("input", []))))
+            generation = byte_tokens.encode(byte_tokens.generation_text(output))
+            output[-1].update(
+                prompt_token_ids=prompt,
+                generation_token_ids=generation,
+                generation_log_probs=byte_tokens.log_probs(generation),
+            )
         usage_in, usage_out = _count_tokens(body.get("input", "")), _count_tokens(output)
         payload = {
             "id": f"resp_{n}",
@@ -213,7 +201,8 @@ class ModelServer:
             return result
         body, reply = result
         n = next(self._ids)
-        message = to_chat_message(_output_items(reply, n))
+        output = _output_items(reply, n)
+        message = to_chat_message(output)
         usage_in, usage_out = _count_tokens(body.get("messages", [])), _count_tokens(message)
         payload = {
             "id": f"chatcmpl-{n}",
@@ -233,6 +222,8 @@ class ModelServer:
                 "total_tokens": usage_in + usage_out,
             },
         }
+        if self.token_ids != "never":
+            _add_vllm_token_fields(payload, body, output)
         return _json_response(payload)
 
     async def _models(self, request: web.Request) -> web.Response:
@@ -252,6 +243,31 @@ def _output_items(reply: Reply, n: int) -> list[dict[str, Any]]:
     return output
 
 
+def _add_vllm_token_fields(
+    payload: dict[str, Any], body: dict[str, Any], output: list[dict[str, Any]]
+) -> None:
+    """The token fields vLLM adds to a chat completion when the request asks for them."""
+    choice = payload["choices"][0]
+    generation = byte_tokens.encode(byte_tokens.generation_text(output))
+    if body.get("return_token_ids"):
+        conversation = from_chat_messages(body.get("messages", []))
+        payload["prompt_token_ids"] = byte_tokens.encode(byte_tokens.prompt_text(conversation))
+        choice["token_ids"] = generation
+    if body.get("logprobs"):
+        as_ids = bool(body.get("return_tokens_as_token_ids"))
+        choice["logprobs"] = {
+            "content": [
+                {
+                    "token": f"token_id:{token}" if as_ids else bytes([token]).decode(errors="replace"),
+                    "logprob": log_prob,
+                    "bytes": [token],
+                    "top_logprobs": [],
+                }
+                for token, log_prob in zip(generation, byte_tokens.log_probs(generation), strict=True)
+            ]
+        }
+
+
 def _count_tokens(value: Any) -> int:
     """A deterministic stand-in for token counts: whitespace-separated words of the JSON text."""
     return len(fastjson.dumps(value).split())
@@ -269,12 +285,15 @@ def _error(status: int, message: str) -> web.Response:
 class _Oracle:
     """Plays the reference solution of the registered env whose task the conversation starts with.
 
-    A conversation that starts no task goes to the scripts in :attr:`fallbacks` in turn (a judge
-    env adds one that plays the judge); the first reply that is not ``None`` wins.
+    A conversation that starts no task may be a judge prompt: the oracle plays a correct judge
+    (:func:`gym_llm.testing.judge.play_judge`) for the prompts of every registered env that reads
+    its own judge prompts (:class:`~gym_llm.judge.JudgePromptReader`). Anything else goes to the
+    scripts in :attr:`fallbacks` in turn; the first reply that is not ``None`` wins.
     """
 
     def __init__(self) -> None:
         self.fallbacks: list[Script] = []
+        self._judge_readers: list[JudgePromptReader] = []
         self._index: dict[tuple, tuple[Any, dict[str, Any]]] | None = None
         self._prefix_lengths: list[int] = []
         self._lock = threading.Lock()
@@ -287,6 +306,9 @@ class _Oracle:
                 env, task = found
                 action = env.reference_action(task, {"input": tuple(conversation), "tools": tuple(tools)})
                 return action if not isinstance(action, str) else [it.message(action)]
+        verdict = play_judge(self._judge_readers, conversation)
+        if verdict is not None:
+            return verdict
         for fallback in self.fallbacks:
             reply = fallback(conversation, tools, request)
             if reply is not None:
@@ -299,6 +321,7 @@ class _Oracle:
                 import gymnasium
 
                 import gym_llm
+                from gym_llm.env import LLMEnv
 
                 index: dict[tuple, tuple[Any, dict[str, Any]]] = {}
                 for env_id in gym_llm.env_ids():
@@ -307,16 +330,28 @@ class _Oracle:
                     except Exception as exc:  # one broken env must not take the server down
                         log.warning("oracle: skipping %s: %s: %s", env_id, type(exc).__name__, exc)
                         continue
+                    if not isinstance(env, LLMEnv):
+                        log.warning("oracle: skipping %s: not an LLMEnv", env_id)
+                        continue
                     for task in env.tasks:
                         prefix = it.input_items(task["responses_create_params"]["input"])
                         index.setdefault(_key(prefix), (env, task))
+                    if isinstance(env, JudgePromptReader):
+                        self._judge_readers.append(env)
                 self._prefix_lengths = sorted({len(key) for key in index}, reverse=True)
                 self._index = index
             return self._index
 
 
 def _key(conversation: list[dict[str, Any]]) -> tuple:
-    return tuple((item.get("role"), it.content_text(item.get("content"))) for item in conversation)
+    # chat clients send a row's developer message as system (see ChatPolicy): both start the task
+    return tuple(
+        (
+            "system" if item.get("role") == "developer" else item.get("role"),
+            it.content_text(item.get("content")),
+        )
+        for item in conversation
+    )
 
 
 oracle = _Oracle()

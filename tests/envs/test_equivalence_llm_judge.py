@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import gymnasium
 import pytest
@@ -14,12 +15,12 @@ from gym_llm import items as it
 from gym_llm.cli import main as cli_main
 from gym_llm.envs.equivalence_llm_judge.env import (
     DEFAULT_PROMPT_TEMPLATE,
+    EquivalenceLLMJudgeEnv,
     extract,
     final_answer_text,
-    parse_judge_prompt,
 )
 from gym_llm.policies import make_policy
-from gym_llm.rollouts import collect
+from gym_llm.rollouts import acollect
 from gym_llm.testing import ModelServer, play, play_reference
 from gym_llm.testing.model_server import ServerError
 
@@ -42,7 +43,8 @@ def replies(*texts):
 
 
 def prompts(server) -> list[tuple[str, str] | None]:
-    return [parse_judge_prompt(r["input"][-1]["content"]) for r in server.requests]
+    reader = EquivalenceLLMJudgeEnv()
+    return [reader.judged_answers(r["input"]) for r in server.requests]
 
 
 def row(**fields) -> dict:
@@ -98,10 +100,50 @@ def test_judge_server_error_is_retried():
     assert server.num_requests == 2
 
 
-def test_judge_down_is_a_judge_error_not_a_crash():
+def test_judge_down_is_a_masked_judge_error_not_a_crash():
     result = play(make(DOWN), ["Charles Darwin"], task_index=DARWIN)
     assert (result.reward, result.terminated, result.info["failure_kind"]) == (0.0, True, "judge_error")
+    assert result.info["mask_sample"] is True
     assert "gave up" in result.info["details"]["judge_error"]
+
+
+@pytest.fixture
+def no_judge_configured(monkeypatch):
+    for name in (
+        "GYM_LLM_JUDGE_MODEL",
+        "GYM_LLM_JUDGE_BASE_URL",
+        "GYM_LLM_JUDGE_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_without_a_judge_every_judged_answer_fails_fast_and_masked(no_judge_configured):
+    env = gymnasium.make(ENV_ID)  # building the env never needs the judge
+    assert play(env, ["\\boxed{Darwin}"], task_index=DARWIN).reward == 1.0  # the shortcut needs none
+    start = time.perf_counter()
+    results = [play(env, ["Lamarck"], task_index=DARWIN) for _ in range(30)]
+    assert time.perf_counter() - start < 5.0  # no network call and no retry backoff (was ~3 s each)
+    assert {(r.reward, r.info["failure_kind"], r.info["mask_sample"]) for r in results} == {
+        (0.0, "judge_error", True)
+    }
+    message = results[0].info["details"]["judge_error"]
+    assert "no judge is configured" in message and "judge=" in message and "GYM_LLM_JUDGE_BASE_URL" in message
+
+
+def test_a_judge_object_that_fails_gives_a_masked_judge_error():
+    class Broken:
+        async def __call__(self, prompt):
+            raise ConnectionResetError("the judge's socket closed")
+
+    result = play(gymnasium.make(ENV_ID, judge=Broken()), ["Lamarck"], task_index=DARWIN)
+    assert (result.reward, result.info["failure_kind"], result.info["mask_sample"]) == (
+        0.0,
+        "judge_error",
+        True,
+    )
+    assert "ConnectionResetError: the judge's socket closed" in result.info["details"]["judge_error"]
 
 
 def test_custom_prompt_system_message_and_labels():
@@ -285,7 +327,7 @@ def test_prompt_template_file(tmp_path):
 
 def test_default_template_round_trip():
     prompt = DEFAULT_PROMPT_TEMPLATE.format(question="q", expected_answer="e\n\nf", generated_answer="g")
-    assert parse_judge_prompt(prompt) == ("e\n\nf", "g")
+    assert EquivalenceLLMJudgeEnv().judged_answers(prompt) == ("e\n\nf", "g")
 
 
 # ----------------------------------------------------------------------------- end to end
@@ -313,7 +355,7 @@ def test_collect_with_the_cli_and_the_judge_on_the_test_server(oracle_server, tm
 
     # The same through the Python API, with every answer sent to the judge.
     result = asyncio.run(
-        collect(
+        acollect(
             ENV_ID,
             tmp_path / "judged.jsonl",
             policy=make_policy("m", base_url=oracle_server.base_url),
@@ -322,3 +364,13 @@ def test_collect_with_the_cli_and_the_judge_on_the_test_server(oracle_server, tm
     )
     assert result.summary["mean_reward"] == 1.0
     assert result.summary["mean_reward_components"]["judge_calls"] >= 1.0
+
+
+def test_collect_with_the_judge_given_in_env_kwargs(oracle_server, tmp_path, no_judge_configured):
+    out = tmp_path / "rollouts.jsonl"
+    env_kwargs = {"judge": judge(oracle_server.base_url), "exact_match_shortcut": False}
+    argv = ["collect", ENV_ID, "-o", str(out), "--model", "test", "--base-url", oracle_server.base_url]
+    assert cli_main([*argv, "--env-kwargs", json.dumps(env_kwargs), "--no-progress"]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 7 and all(r["reward"] == 1.0 and not r["mask_sample"] for r in records)
+    assert all(r["reward_components"]["judge_calls"] >= 1 for r in records)

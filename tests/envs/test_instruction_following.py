@@ -1,8 +1,10 @@
-"""Tests of llm/InstructionFollowing-v0: the 25 IFEval checkers, grading, row validation, episodes."""
+"""Tests of llm/InstructionFollowing-v0: grading, row validation, episodes (checkers: see the folder)."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -14,210 +16,11 @@ from gymnasium.utils.env_checker import check_env
 import gym_llm  # noqa: F401  (registers the envs)
 from gym_llm import items as it
 from gym_llm.envs.instruction_following.env import InstructionFollowingEnv
-from gym_llm.envs.instruction_following.instructions import INSTRUCTIONS, check_instruction
-from gym_llm.envs.instruction_following.text import count_sentences, count_words, split_sentences
+from gym_llm.envs.instruction_following.instructions import INSTRUCTIONS
 from gym_llm.tasks import TaskError, read_jsonl
 from gym_llm.testing.episodes import play, play_reference
 
 DATA = Path(InstructionFollowingEnv.default_tasks)
-
-IFEVAL_IDS = {
-    "keywords:existence",
-    "keywords:frequency",
-    "keywords:forbidden_words",
-    "keywords:letter_frequency",
-    "language:response_language",
-    "length_constraints:number_sentences",
-    "length_constraints:number_paragraphs",
-    "length_constraints:number_words",
-    "length_constraints:nth_paragraph_first_word",
-    "detectable_content:number_placeholders",
-    "detectable_content:postscript",
-    "detectable_format:number_bullet_lists",
-    "detectable_format:constrained_response",
-    "detectable_format:number_highlighted_sections",
-    "detectable_format:multiple_sections",
-    "detectable_format:json_format",
-    "detectable_format:title",
-    "combination:two_responses",
-    "combination:repeat_prompt",
-    "startend:end_checker",
-    "startend:quotation",
-    "change_case:capital_word_frequency",
-    "change_case:english_capital",
-    "change_case:english_lowercase",
-    "punctuation:no_comma",
-}
-
-# (instruction id, kwargs, a text that follows it, a text that does not)
-CASES: list[tuple[str, dict[str, Any] | None, str, str]] = [
-    (
-        "keywords:existence",
-        {"keywords": ["Helmet", "route"]},
-        "Wear a helmet on every ROUTE.",
-        "Wear a helmet.",
-    ),
-    (
-        "keywords:frequency",
-        {"keyword": "tea", "frequency": 2, "relation": "at least"},
-        "Tea is good; green tea is better.",
-        "Coffee is good; tea is better.",
-    ),
-    (
-        "keywords:frequency",
-        {"keyword": "tea", "frequency": 2, "relation": "less than"},
-        "Coffee is good; tea is better.",
-        "Tea is good; green tea is better.",
-    ),
-    ("keywords:forbidden_words", {"forbidden_words": ["easy"]}, "It takes work, not ease.", "It is Easy."),
-    (
-        "keywords:letter_frequency",
-        {"letter": "z", "let_frequency": 2, "let_relation": "at least"},
-        "Zebras zigzag.",
-        "Zebras run.",
-    ),
-    (
-        "language:response_language",
-        {"language": "de"},
-        "Das Wetter ist heute sehr schön und wir gehen in den Park spazieren.",
-        "The weather is very nice today and we are going for a walk in the park.",
-    ),
-    (
-        "length_constraints:number_sentences",
-        {"num_sentences": 3, "relation": "less than"},
-        "Dr. Smith came at 3.30 p.m. today. He left early!",
-        "One. Two. Three.",
-    ),
-    (
-        "length_constraints:number_paragraphs",
-        {"num_paragraphs": 2},
-        "First paragraph here.\n\n***\n\nSecond paragraph here.",
-        "First.\n\n***\n\n***\n\nSecond.",
-    ),
-    (
-        "length_constraints:number_words",
-        {"num_words": 5, "relation": "at least"},
-        "one two three four five",
-        "one two three four",
-    ),
-    (
-        "length_constraints:nth_paragraph_first_word",
-        {"num_paragraphs": 2, "nth_paragraph": 2, "first_word": "then"},
-        'We start here.\n\n"Then, we finish.',
-        "We start here.\n\nAnd we finish.",
-    ),
-    (
-        "detectable_content:number_placeholders",
-        {"num_placeholders": 2},
-        "Dear [name], see you at [place].",
-        "Dear [name], see you there.",
-    ),
-    (
-        "detectable_content:postscript",
-        {"postscript_marker": "P.S."},
-        "Bye.\np.s. call me",
-        "Bye.\nPS call me",
-    ),
-    (
-        "detectable_format:number_bullet_lists",
-        {"num_bullets": 2},
-        "Tips:\n* one\n- two\n---\nDone.",
-        "Tips:\n* one\n* two\n* three",
-    ),
-    ("detectable_format:constrained_response", None, "My answer is maybe.", "My answer is: yes"),
-    (
-        "detectable_format:number_highlighted_sections",
-        {"num_highlights": 2},
-        "Use *water* and **salt**.",
-        "Use *water* and ** ** salt.",
-    ),
-    (
-        "detectable_format:multiple_sections",
-        {"section_spliter": "SECTION", "num_sections": 2},
-        "SECTION 1\nIntro\nSECTION 2\nBody",
-        "SECTION 1\nIntro and body",
-    ),
-    ("detectable_format:json_format", {}, '```JSON\n{"a": [1, 2]}\n```', 'Here it is: {"a": 1}'),
-    ("detectable_format:title", {}, "<<A Title>>\nText.", "<< >>\nText without a title."),
-    ("combination:two_responses", {}, "Yes, indeed.\n******\nNo, never.", "Same.\n******\nSame."),
-    (
-        "combination:repeat_prompt",
-        {"prompt_to_repeat": "Name a color."},
-        "  name a color. Blue.",
-        "Blue. Name a color.",
-    ),
-    (
-        "startend:end_checker",
-        {"end_phrase": "Any other questions?"},
-        '"That is all. any other questions?"',
-        "Any other questions? That is all.",
-    ),
-    ("startend:quotation", {}, '  "Quoted answer."  ', '"Half quoted.'),
-    (
-        "change_case:capital_word_frequency",
-        {"capital_frequency": 2, "capital_relation": "at least"},
-        "This is VERY WELL-KNOWN.",
-        "This is Very well known.",
-    ),
-    (
-        "change_case:english_capital",
-        {},
-        "THIS ENTIRE ANSWER IS WRITTEN IN CAPITAL LETTERS.",
-        "THIS ANSWER IS Mostly IN CAPITAL LETTERS.",
-    ),
-    (
-        "change_case:english_lowercase",
-        {},
-        "this entire answer is written in lowercase letters.",
-        "this answer is mostly in lowercase letters, except for English.",
-    ),
-    ("punctuation:no_comma", {}, "No commas here.", "Well, a comma."),
-]
-
-
-def test_registry_holds_the_25_ifeval_instructions() -> None:
-    assert set(INSTRUCTIONS) == IFEVAL_IDS
-    assert {case[0] for case in CASES} == IFEVAL_IDS
-
-
-@pytest.mark.parametrize(("instruction_id", "kwargs", "good", "bad"), CASES, ids=[c[0] for c in CASES])
-def test_checker_passes_and_fails(instruction_id: str, kwargs: dict | None, good: str, bad: str) -> None:
-    assert check_instruction(instruction_id, kwargs, good) is True
-    assert check_instruction(instruction_id, kwargs, bad) is False
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("Dr. Smith arrived at 3.30 p.m. today. He was late!", 2),
-        ('She said "Stop." Then she left.', 2),
-        ("1. First item\n2. Second item", 1),
-        ("J. R. R. Tolkien wrote it. Really?", 2),
-        ("A paragraph without a stop\n\nAnother one", 2),
-        ("Visit example.com today. e.g. this is one sentence.", 1),
-        ("", 0),
-    ],
-)
-def test_sentence_splitter(text: str, expected: int) -> None:
-    assert count_sentences(text) == expected, split_sentences(text)
-
-
-def test_word_count_uses_word_characters() -> None:
-    assert count_words("It's a well-known fact: 3 cats.") == 8
-
-
-def test_language_checks_are_deterministic_and_refuse_text_without_letters() -> None:
-    text = "Ceci est une réponse entièrement rédigée en français, sans aucun mot anglais."
-    assert all(check_instruction("language:response_language", {"language": "fr"}, text) for _ in range(5))
-    assert check_instruction("language:response_language", {"language": "fr"}, "12345 !!!") is False
-    assert check_instruction(
-        "language:response_language", {"language": "zh"}, "今天天气很好，我们去公园散步吧。"
-    )
-
-
-def test_ifeval_style_none_values_are_dropped() -> None:
-    kwargs = {"num_words": 3, "relation": "at least", "language": None, "keywords": None}
-    assert check_instruction("length_constraints:number_words", kwargs, "one two three")
 
 
 # ----------------------------------------------------------------- the env
@@ -334,21 +137,54 @@ def test_unvalidated_bad_row_scores_zero_at_verify() -> None:
     verdict = env.verify(_row(["made:up", "punctuation:no_comma"], [{}, {}]), _response("fine"))
     assert verdict.reward == 0.0
     assert verdict.failure_kind == "instruction_error"
+    assert verdict.mask_sample  # the row is broken, not the answer
     assert verdict.details["follow_instruction_list"] == [False, True]
     assert "made:up" in verdict.details["instruction_errors"]["0"]
+
+
+@pytest.mark.parametrize("bad_kwargs", [5, "x", ["a"], {"num_words": "many"}])
+def test_bad_row_kwargs_are_a_masked_instruction_error(bad_kwargs: Any) -> None:
+    env = InstructionFollowingEnv([_row(*TWO)])
+    row = _row(["length_constraints:number_words"], [bad_kwargs])
+    verdict = asyncio.run(env.averify(row, _response("hello world")))
+    assert (verdict.failure_kind, verdict.mask_sample) == ("instruction_error", True)
+    assert "kwargs[0]" in verdict.details["instruction_errors"]["0"]
+
+
+def test_a_checker_that_crashes_is_a_masked_verify_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A checker bug (not a bad row) must reach the base class, never pass as instruction_error.
+    def broken(response: str, **kwargs: Any) -> bool:
+        raise TypeError("checker bug")
+
+    spec = dataclasses.replace(INSTRUCTIONS["punctuation:no_comma"], check=broken)
+    monkeypatch.setitem(INSTRUCTIONS, "punctuation:no_comma", spec)
+    env = InstructionFollowingEnv([_row(*TWO)], offload_chars=None)
+    verdict = asyncio.run(env.averify(_row(*TWO), _response("fine")))
+    assert (verdict.failure_kind, verdict.mask_sample) == ("verify_error", True)
+    assert "TypeError: checker bug" in verdict.details["error"]
+
+
+@pytest.mark.parametrize("output", ["x" * 10, 5, ["abc"], [{"type": "message"}, 7]])
+def test_malformed_outputs_are_refused_whatever_the_offload_threshold(output: Any) -> None:
+    row = _row(*TWO)
+    for offload_chars in (None, 0):
+        env = InstructionFollowingEnv([row], offload_chars=offload_chars)
+        verdict = asyncio.run(env.averify(row, {"output": output}))
+        assert (verdict.failure_kind, verdict.mask_sample) == ("malformed_response", True)
 
 
 def test_malformed_and_empty_responses() -> None:
     env = InstructionFollowingEnv([_row(*TWO)])
     row = _row(*TWO)
-    assert env.verify(row, {"output": "text"}).failure_kind == "malformed_response"
-    assert env.verify(row, {}).failure_kind == "malformed_response"
+    # the base class refuses a response whose output is no list of items, before verify runs
+    assert asyncio.run(env.averify(row, {"output": "text"})).failure_kind == "malformed_response"
+    assert asyncio.run(env.averify(row, {})).failure_kind == "malformed_response"
     broken = {
         "output": [
             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": None}]}
         ]
     }
-    assert env.verify(row, broken).failure_kind == "malformed_response"
+    assert env.verify(row, broken).failure_kind == "empty_response"
     # No assistant message, or only whitespace: zero, even for instructions "" would satisfy.
     for response in ({"output": []}, {"output": [it.reasoning("thinking")]}, _response("  \n")):
         verdict = env.verify(_row(["punctuation:no_comma"], [{}], grading_mode="fraction"), response)
@@ -381,7 +217,7 @@ def test_reference_scores_one_on_every_example_row() -> None:
         assert result.info["details"]["follow_all_instructions"] is True
 
 
-def test_example_rows_cover_every_instruction_and_both_formats() -> None:
+def test_example_rows_cover_every_ifeval_instruction_both_formats_and_each_source() -> None:
     rows = read_jsonl(DATA)
     seen, nested, modes = set(), 0, set()
     for row in rows:
@@ -390,9 +226,54 @@ def test_example_rows_cover_every_instruction_and_both_formats() -> None:
         seen |= set(spec["instruction_id_list"])
         modes.add(spec.get("grading_mode", "binary"))
         assert row["responses_create_params"]["input"][0]["content"] == row["prompt"]
-    assert seen == IFEVAL_IDS
+    ifeval = {key for key, spec in INSTRUCTIONS.items() if spec.source == "ifeval"}
+    assert ifeval <= seen
+    assert {INSTRUCTIONS[key].source for key in seen} == {"ifeval", "ifevalg", "ifbench"}
     assert nested >= 1 and nested < len(rows)
     assert modes == {"binary", "fraction"}
+
+
+def test_ifbench_rows_load_unchanged() -> None:
+    # IFBench's own rows: "key" instead of "id", every argument name present with null values.
+    names = ["N", "keyword", "keyword1", "options", "prompt_to_repeat", "small_n", "word"]
+    kwargs = [{name: None for name in names} | {"word": "tea", "N": 1}, {name: None for name in names}]
+    row = {
+        "key": "7",
+        "prompt": "Say something.",
+        "instruction_id_list": ["sentence:keyword", "format:no_whitespace"],
+        "kwargs": kwargs,
+        "responses_create_params": {"input": "Say something."},
+    }
+    env = InstructionFollowingEnv([row])
+    assert env.verify(row, _response("Tea-is-nice.")).details["follow_instruction_list"] == [True, True]
+    assert env.verify(row, _response("Coffee is nice.")).reward == 0.0
+
+
+def test_a_keyword_that_is_no_regular_expression_loads_and_scores_zero_with_a_reason() -> None:
+    row = _row(
+        ["keywords:existence", "punctuation:no_comma"], [{"keywords": ["(tea"]}, {}], grading_mode="fraction"
+    )
+    env = InstructionFollowingEnv([row])  # the reference fails it at check time; the row itself is valid
+    verdict = env.verify(row, _response("(tea time"))
+    assert verdict.reward == 0.5
+    assert verdict.failure_kind == "instruction_error"
+    assert "not a valid regular expression" in verdict.details["instruction_errors"]["0"]
+
+
+def test_unknown_id_error_suggests_close_ids() -> None:
+    with pytest.raises(
+        TaskError,
+        match=r"unknown instruction id 'paragraphs:paragraph'.*did you mean 'paragraphs:paragraphs'",
+    ):
+        InstructionFollowingEnv([_row(["paragraphs:paragraph"], [{}])])
+
+
+def test_models_load_when_the_env_is_made() -> None:
+    from gym_llm.envs.instruction_following import tagger, text
+
+    InstructionFollowingEnv([_row(["words:start_verb"], [{}])])
+    assert text._punkt.cache_info().currsize == 1
+    assert tagger._parser.cache_info().currsize == 1
 
 
 def test_reverify_recorded_rollout() -> None:
@@ -407,3 +288,28 @@ def test_reverify_recorded_rollout() -> None:
 def test_check_env() -> None:
     env = gym.make("llm/InstructionFollowing-v0")
     check_env(env.unwrapped)
+
+
+def test_long_answers_are_checked_in_the_process_pool_with_the_same_verdict() -> None:
+    ids = [
+        "length_constraints:number_sentences",
+        "change_case:capital_word_frequency",
+        "punctuation:no_comma",
+    ]
+    kwargs = [
+        {"num_sentences": 3, "relation": "at least"},
+        {"capital_frequency": 2, "capital_relation": "at least"},
+        {},
+    ]
+    row = _row(ids, kwargs, grading_mode="fraction")
+    response = _response("It rained. then it STOPPED. We went OUT, happy.")
+    inline = InstructionFollowingEnv([row], offload_chars=None)
+    pooled = InstructionFollowingEnv([row], offload_chars=10)
+    expected = inline.verify(row, response)
+    assert expected.details["follow_instruction_list"] == [True, True, False]
+    got = asyncio.run(pooled.averify(row, response))
+    assert (got.reward, got.details, got.components) == (
+        expected.reward,
+        expected.details,
+        expected.components,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 
@@ -142,10 +143,12 @@ def test_malformed_outputs_are_skipped(env) -> None:
     assert verdict.reward == 1.0 and verdict.details["num_solutions"] == 1
     verdict = env.verify(_row("[5.2]"), _output(*junk))
     assert verdict.reward == 0.0 and verdict.failure_kind == NO_SOLUTIONS
-    # Items that are not dicts, and outputs that are not strings, do not crash the verifier.
-    weird = {"output": ["text", None, {"type": "function_call_output", "call_id": "x", "output": [1]}]}
+    # Outputs that are not strings do not crash the verifier; items that are not dicts never reach it.
+    weird = {"output": [{"type": "function_call_output", "call_id": "x", "output": [1]}]}
     assert env.verify(_row("[5.2]"), weird).reward == 0.0
-    assert env.verify(_row("[5.2]"), {"output": "nope"}).failure_kind == "malformed_response"
+    not_items = {"output": ["text", None]}
+    assert asyncio.run(env.averify(_row("[5.2]"), not_items)).failure_kind == "malformed_response"
+    assert asyncio.run(env.averify(_row("[5.2]"), {"output": "nope"})).failure_kind == "malformed_response"
 
 
 def test_matching_is_exact_by_default_and_tolerant_on_request() -> None:

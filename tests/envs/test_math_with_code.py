@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import gymnasium
 import pytest
@@ -11,6 +12,8 @@ from gymnasium.utils.env_checker import check_env
 
 from gym_llm import items as it
 from gym_llm.envs.math_with_code.env import answers_match, extract_boxed
+from gym_llm.envs.math_with_code.session import PythonSession, SessionStartError
+from gym_llm.sandbox import Limits
 from gym_llm.tasks import TaskError
 from gym_llm.testing import play, play_reference
 
@@ -136,3 +139,102 @@ def test_bad_row_names_the_field():
 
 def test_check_env(env):
     check_env(env.unwrapped)
+
+
+def test_a_first_call_infinite_loop_stops_at_the_execution_limit(env):
+    # The limit counts from when the code starts; a warm session makes the first call start at once.
+    env.reset(options={"task_index": 0})
+    assert env.unwrapped.pool.wait_ready(1, timeout=60)
+    start = time.monotonic()
+    obs, *_ = env.step(call("while True: pass", "loop"))
+    elapsed = time.monotonic() - start
+    assert "timed out after 1 s" in tool_reply(obs)["error_message"]
+    assert elapsed < 1.0 + 2.0, elapsed
+
+
+def test_a_cold_first_call_gets_its_full_execution_limit():
+    env = gymnasium.make("llm/MathWithCode-v0", execution_timeout=1.0, warm_sessions=False)
+    try:
+        assert env.unwrapped.pool is None
+        env.reset(options={"task_index": 0})
+        start = time.monotonic()
+        obs, *_ = env.step(
+            call("import time\nwhile time.time() < %r: pass\nprint('done')" % (time.time() + 0.8))
+        )
+        reply = tool_reply(obs)
+        assert reply["success"] and reply["stdout"] == "done\n", reply  # start-up did not eat the second
+        obs, *_ = env.step(call("while True: pass", "loop"))
+        assert "timed out after 1 s" in tool_reply(obs)["error_message"]
+        assert time.monotonic() - start < 0.8 + 1.0 + 5.0  # a cold start costs well under 5 s
+    finally:
+        env.close()
+
+
+def test_the_warm_pool_hands_out_fresh_sessions_and_refills():
+    limits = Limits(cpu_seconds=119, memory_mb=2048, max_processes=32)  # a pool of this test's own
+    env = gymnasium.make("llm/MathWithCode-v0", session_limits=limits)
+    pool = env.unwrapped.pool
+    assert pool.target == 0  # an env that never runs an episode (a verifier) warms nothing
+    env.reset(options={"task_index": 0})
+    assert pool.wait_ready(1, timeout=60)
+    session = pool.take()
+    try:
+        assert session is not None and session.alive and "numpy" in session.preloaded
+        assert session.execute("print('x' in globals(), np.arange(3).sum())")["stdout"] == "False 3\n"
+        assert pool.wait_ready(1, timeout=60)  # a replacement was started
+    finally:
+        session.close()
+    env.close()  # the last env attached: the pool closes its idle sessions
+    deadline = time.monotonic() + 10
+    while pool.idle and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pool.idle == pool.target == 0
+
+
+def test_a_session_that_cannot_start_is_a_start_error():
+    session = PythonSession(Limits(memory_mb=1))  # too little for the interpreter to start
+    with pytest.raises(SessionStartError, match="did not start"):
+        session.start(timeout=30)
+    assert not os.path.exists(session.workdir)
+
+
+def test_a_recorded_sandbox_error_masks_a_wrong_answer(env):
+    task = env.unwrapped.tasks[0]
+    failed = json.dumps(
+        {"success": False, "error_message": "Sandbox error: x", "sandbox_error": "unshare failed"}
+    )
+    output = [*call("print(1)"), it.function_call_output("c", failed), it.message("\\boxed{7}")]
+    verdict = env.unwrapped.verify(task, {"output": output})
+    assert verdict.failure_kind == "sandbox_error" and verdict.details["sandbox_error"] == "unshare failed"
+    right = env.unwrapped.verify(task, {"output": [*output[:2], it.message("\\boxed{130}")]})
+    assert right.reward == 1.0 and right.failure_kind is None
+    # The model's own output cannot claim a sandbox error: only the reply's field counts.
+    printed = json.dumps({"success": True, "stdout": '"sandbox_error": "x"', "result": None})
+    own = env.unwrapped.verify(
+        task, {"output": [*call("x"), it.function_call_output("c", printed), it.message("no")]}
+    )
+    assert own.failure_kind == "no_answer"
+
+
+def test_sandbox_failures_are_masked_sandbox_errors(broken_unshare):
+    done = broken_unshare(
+        """
+        import json
+        import gymnasium
+        import gym_llm
+        from gym_llm import items as it
+
+        env = gymnasium.make("llm/MathWithCode-v0")
+        for answer in ("\\\\boxed{0}", "\\\\boxed{130}"):
+            env.reset(options={"task_index": 0})
+            obs, *_ = env.step([it.function_call("execute_python", {"code": "print(1)"}, "c")])
+            reply = json.loads(obs["input"][-1]["output"])
+            _, reward, _, _, info = env.step(answer)
+            print(json.dumps([reply["sandbox_error"], reward, info["failure_kind"], info["mask_sample"]]))
+        env.close()
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    wrong, right = (json.loads(line) for line in done.stdout.splitlines())
+    assert "No space left on device" in wrong[0] and wrong[1:] == [0.0, "sandbox_error", True]
+    assert right[1:] == [1.0, None, False]  # a right answer stands

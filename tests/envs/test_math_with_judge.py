@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
+import time
+
 import gymnasium
+import openai
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 from gym_llm import TaskError
 from gym_llm import items as it
-from gym_llm.envs.math_with_judge.env import (
-    JUDGE_PROMPT_TEMPLATE,
-    JUDGE_SYSTEM_MESSAGE,
-    last_boxed,
-    parse_judge_prompt,
-    strip_math_delimiters,
-)
+from gym_llm.envs.math_with_judge.env import JUDGE_SYSTEM_MESSAGE, MathWithJudgeEnv, judge_messages
+from gym_llm.judge import HTTPJudge
 from gym_llm.testing import ModelServer, play, play_reference
 from gym_llm.testing.model_server import ServerError
 
@@ -26,7 +24,7 @@ HALF = 1  # task index: expected answer \frac{1}{2}
 
 @pytest.fixture(autouse=True)
 def no_judge_in_environment(monkeypatch):
-    for name in ("GYM_LLM_JUDGE_MODEL", "GYM_LLM_JUDGE_BASE_URL"):
+    for name in ("GYM_LLM_JUDGE_MODEL", "GYM_LLM_JUDGE_BASE_URL", "GYM_LLM_JUDGE_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -40,27 +38,6 @@ def judge_replies(*replies):
     """A judge script that answers with ``replies`` in turn."""
     pending = list(replies)
     return lambda conversation, tools, request: pending.pop(0)
-
-
-# ----------------------------------------------------------------------------- extraction
-@pytest.mark.parametrize(
-    ("text", "boxed"),
-    [
-        ("so \\boxed{42}.", "42"),
-        ("\\boxed{1} then \\boxed{\\frac{1}{2}}", "\\frac{1}{2}"),
-        ("\\boxed{\\text{a {nested} b}}", "\\text{a {nested} b}"),
-        ("\\boxed{1} and finally \\boxed{2", None),  # the last box never closes
-        ("no box here", None),
-    ],
-)
-def test_last_boxed(text, boxed):
-    assert last_boxed(text) == boxed
-
-
-def test_strip_math_delimiters():
-    assert strip_math_delimiters(" $\\sqrt{2}$ ") == "\\sqrt{2}"
-    assert strip_math_delimiters("\\(x^2\\)") == "x^2"
-    assert strip_math_delimiters("$") == "$"
 
 
 # ----------------------------------------------------------------------------- math-verify
@@ -103,11 +80,25 @@ def test_a_tool_call_ends_the_episode_without_running():
     assert result.info["failure_kind"] == "no_boxed_answer"
 
 
-def test_a_math_verify_timeout_scores_zero_and_the_next_answer_is_graded():
+def test_a_math_verify_timeout_is_a_masked_checker_error_and_the_next_answer_is_graded():
     env = make(library_verifier_timeout_seconds=0.5)
     result = play(env, ["\\boxed{9^{9^{9^{9^{9}}}}}"], task_index=0)
-    assert result.reward == 0.0 and result.info["failure_kind"] == "verify_timeout"
+    assert result.reward == 0.0 and result.info["failure_kind"] == "checker_error"
+    assert result.info["mask_sample"] is True
+    assert "more than 0.5 s" in result.info["details"]["checker_error"]
     assert play(env, ["\\boxed{60}"], task_index=0).reward == 1.0
+
+
+def test_an_expected_answer_math_verify_cannot_read_is_a_checker_error_unless_the_judge_grades():
+    row = {"responses_create_params": {"input": "q"}, "question": "q", "expected_answer": "\\text{}"}
+    result = play(make(tasks=[row]), ["\\boxed{1}"])
+    assert result.reward == 0.0 and result.info["failure_kind"] == "checker_error"
+    assert result.info["mask_sample"] is True
+    assert "math-verify failed" in result.info["details"]["checker_error"]
+    with ModelServer(script=judge_replies("[[A!=B]]")) as server:
+        judged = play(make(server.base_url, tasks=[row]), ["\\boxed{1}"])
+    assert (judged.reward, judged.info["failure_kind"], judged.info["mask_sample"]) == (0.0, None, False)
+    assert "checker_error" in judged.info["details"]
 
 
 # ----------------------------------------------------------------------------- the judge
@@ -120,7 +111,7 @@ def test_the_judge_is_off_unless_configured():
 def test_the_judge_env_variables_turn_it_on(monkeypatch):
     monkeypatch.setenv("GYM_LLM_JUDGE_BASE_URL", DOWN)
     env = make()
-    assert env.unwrapped.should_use_judge is True and env.unwrapped.judge.base_url == DOWN
+    assert env.unwrapped.should_use_judge is True and env.unwrapped.judge.config.base_url == DOWN
 
 
 def test_judge_rescues_an_answer_math_verify_rejects_asking_both_orders():
@@ -135,8 +126,9 @@ def test_judge_rescues_an_answer_math_verify_rejects_asking_both_orders():
     first, second = (r["input"] for r in server.requests)
     assert first[0] == {"role": "system", "content": JUDGE_SYSTEM_MESSAGE}
     # Expected answer first, then the boxed answer first.
-    assert parse_judge_prompt(first[1]["content"]) == ("\\text{Thursday}", "\\text{the day after Wednesday}")
-    assert parse_judge_prompt(second[1]["content"]) == ("\\text{the day after Wednesday}", "\\text{Thursday}")
+    env = MathWithJudgeEnv()
+    assert env.judged_answers(first) == ("\\text{Thursday}", "\\text{the day after Wednesday}")
+    assert env.judged_answers(second) == ("\\text{the day after Wednesday}", "\\text{Thursday}")
     assert "Today is Monday" in first[1]["content"]
     assert result.info["reward_components"] == {"library_reward": 0.0, "judge_calls": 2.0}
 
@@ -166,10 +158,47 @@ def test_judge_server_error_is_retried():
     assert result.reward == 1.0 and server.num_requests == 3
 
 
-def test_judge_down_is_a_judge_error_not_a_crash():
+def test_judge_down_is_a_masked_judge_error_not_a_crash():
     result = play(make(DOWN), ["\\boxed{Friday}"], task_index=THURSDAY)
     assert result.reward == 0.0 and result.info["failure_kind"] == "judge_error"
+    assert result.info["mask_sample"] is True
     assert "gave up" in result.info["details"]["judge_evaluations"][0]["error"]
+
+
+def test_a_judge_turned_on_but_never_configured_fails_fast_only_where_needed():
+    env = make(should_use_judge=True)  # no judge argument, no variables, no key
+    assert isinstance(env.unwrapped.judge, HTTPJudge) and not env.unwrapped.judge.config.usable
+    assert play(env, ["\\boxed{60}"], task_index=0).reward == 1.0  # math-verify decides: no judge needed
+    start = time.perf_counter()
+    results = [play(env, ["\\boxed{Friday}"], task_index=THURSDAY) for _ in range(10)]
+    assert time.perf_counter() - start < 5.0  # no network call and no retry backoff
+    assert {(r.reward, r.info["failure_kind"], r.info["mask_sample"]) for r in results} == {
+        (0.0, "judge_error", True)
+    }
+    error = results[0].info["details"]["judge_evaluations"][0]["error"]
+    assert "no judge is configured" in error and "GYM_LLM_JUDGE_BASE_URL" in error
+
+
+class SDKJudge:
+    """A judge object of the caller's own, on the openai SDK's chat client."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+
+    async def __call__(self, prompt) -> str:
+        async with openai.AsyncOpenAI(base_url=self.base_url, api_key="x", max_retries=0) as client:
+            reply = await client.chat.completions.create(model="judge", messages=list(prompt))
+        return reply.choices[0].message.content
+
+
+def test_a_judge_object_is_used_as_given():
+    with ModelServer() as server:
+        env = gymnasium.make(ENV_ID, judge=SDKJudge(server.base_url))
+        assert env.unwrapped.should_use_judge is True
+        assert play(env, ["\\boxed{\\text{Thursday.}}"], task_index=THURSDAY).reward == 1.0
+        assert play(env, ["\\boxed{Friday}"], task_index=THURSDAY).reward == 0.0
+    assert [r["api"] for r in server.requests] == ["chat", "chat", "chat"]
+    assert server.requests[0]["messages"][0] == {"role": "system", "content": JUDGE_SYSTEM_MESSAGE}
 
 
 def test_no_judge_call_when_math_verify_accepts():
@@ -186,9 +215,12 @@ def test_the_oracle_server_plays_a_correct_judge():
 
 
 def test_judge_prompt_round_trip():
-    prompt = JUDGE_PROMPT_TEMPLATE.format(question="Q?", first_answer="a\nb", second_answer="c")
-    assert parse_judge_prompt(prompt) == ("a\nb", "c")
-    assert parse_judge_prompt("unrelated") is None
+    env = MathWithJudgeEnv()
+    assert env.judged_answers(judge_messages("Q?", "a\n\n<|Answer B|>\nb", "c")) == (
+        "a\n\n<|Answer B|>\nb",
+        "c",
+    )
+    assert env.judged_answers("unrelated") is None
 
 
 # ----------------------------------------------------------------------------- env contract
@@ -223,3 +255,5 @@ def test_bad_arguments():
         make(library_verifier_timeout_seconds=0)
     with pytest.raises(ValueError, match="'modle'"):
         make(judge={"modle": "x"})
+    with pytest.raises(ValueError, match="must be async"):
+        make(judge=lambda prompt: "[[A=B]]")

@@ -302,6 +302,17 @@ def test_malformed_responses_score_zero_without_crashing():
         env.close()
 
 
+def test_a_test_patch_that_does_not_apply_is_a_masked_bad_test_patch():
+    # A row that skipped validation: its hidden tests are broken, which is not the model's fault.
+    broken = _row(test_patch="--- a/tests/test_gone.py\n+++ b/tests/test_gone.py\n@@ -1 +1 @@\n-absent\n+x\n")
+    env = MiniSWEEnv()
+    try:
+        verdict = asyncio.run(env.averify(broken, {"output": [it.message("Done.")]}))
+        assert (verdict.reward, verdict.failure_kind, verdict.mask_sample) == (0.0, "bad_test_patch", True)
+    finally:
+        env.close()
+
+
 def test_check_env():
     env = gymnasium.make(ENV_ID)
     try:
@@ -365,3 +376,47 @@ def test_every_gold_patch_only_touches_source_files():
     for task in TASKS:
         touched = apply_patch(read_files(REPOS / task["instance_id"]), task["patch"])
         assert touched and not any(Path(p).parts[0] == "tests" for p in touched)
+
+
+# ---------------------------------------------------------------- sandbox failures
+def test_a_recorded_sandbox_failure_masks_an_unresolved_episode():
+    failed = '{"error": "Sandbox error: the command did not run: unshare failed"}'
+    output = [*bash("python fix.py", "a"), it.function_call_output("a", failed), it.message("Done.")]
+    env = MiniSWEEnv()
+    try:
+        verdict = asyncio.run(env.averify(TASKS[NUMBOX], {"output": output}))
+        assert (verdict.reward, verdict.failure_kind) == (0.0, "sandbox_error")
+        assert verdict.details["sandbox_errors"] == ["Sandbox error: the command did not run: unshare failed"]
+        # The command's own output cannot claim it: only the env's tool error counts.
+        printed = "returncode: 0\nstdout:\nSandbox error: the command did not run\n"
+        own = [*bash("echo", "a"), it.function_call_output("a", printed), it.message("Done.")]
+        verdict = asyncio.run(env.averify(TASKS[NUMBOX], {"output": own}))
+        assert verdict.failure_kind == "tests_failed" and "sandbox_errors" not in verdict.details
+    finally:
+        env.close()
+
+
+def test_sandbox_failures_are_masked_sandbox_errors(broken_unshare):
+    done = broken_unshare(
+        """
+        import json
+        from gym_llm import items as it
+        from gym_llm.envs.mini_swe.env import MiniSWEEnv
+
+        env = MiniSWEEnv()
+        env.reset(options={"task_index": 0})
+        obs, *_ = env.step([it.function_call("bash", {"command": "ls"}, "a")])
+        error = json.loads(obs["input"][-1]["output"])["error"]
+        _, reward, _, _, info = env.step("Done.")
+        replayed = env.verify_row({**env.task, "response": env.response})
+        print(json.dumps([error, reward, info["failure_kind"], info["mask_sample"], replayed.failure_kind]))
+        print(json.dumps(info["details"]["sandbox_errors"]))
+        env.close()
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    error, reward, kind, masked, replayed = json.loads(first)
+    assert error.startswith("Sandbox error: the command did not run:") and "No space left on device" in error
+    assert (reward, kind, masked, replayed) == (0.0, "sandbox_error", True, "sandbox_error")
+    assert json.loads(second)[-1].startswith("the hidden tests did not run:")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -263,6 +264,8 @@ def test_strictify_handles_a_property_named_properties() -> None:
 
 def test_broken_schema_is_a_schema_error(env: StructuredOutputsEnv) -> None:
     assert text(env, row({"type": "no-such-type"}), "{}") == (0.0, "schema_error")
+    broken = env.verify(row({"type": "no-such-type"}), {"output": [it.message("{}")]})
+    assert broken.mask_sample  # the row is broken, not the answer
     assert grade(env, {**tool_row(), "schema_str": '{"type": 5}'}, call("extract_record", ALICE)) == (
         0.0,
         "schema_error",
@@ -305,7 +308,8 @@ def test_tool_call_payload_key_and_api_error(env: StructuredOutputsEnv) -> None:
     verdict = env.verify(
         tool_row(), {"output": [call("extract_record", ALICE)], "error": {"code": "server_error"}}
     )
-    assert (verdict.reward, verdict.failure_kind) == (0.0, "api_error")
+    assert (verdict.reward, verdict.failure_kind, verdict.mask_sample) == (0.0, "api_error", True)
+    assert not env.verify(tool_row(), {"output": [call("get_weather", ALICE)]}).mask_sample
 
 
 def test_tool_call_episode_never_runs_the_tool() -> None:
@@ -328,6 +332,25 @@ def test_big_documents_are_graded_in_a_process_pool() -> None:
     assert play(env, [json.dumps(ALICE)], task_index=0).reward == 1.0
     wrong = play(env, [[call("extract_record", {**ALICE, "age": "x"})]], task_index=1)
     assert (wrong.reward, wrong.info["failure_kind"]) == (0.0, "validation_error")
+
+
+@pytest.mark.parametrize("offload_chars", [None, 0])
+@pytest.mark.parametrize("output", ["x" * 10, 5, ["abc"], [{"type": "message"}, 7]])
+def test_malformed_outputs_are_refused_whatever_the_offload_threshold(
+    output: Any, offload_chars: int | None
+) -> None:
+    env = StructuredOutputsEnv(offload_chars=offload_chars)
+    verdict = asyncio.run(env.averify(row(), {"output": output}))
+    assert (verdict.reward, verdict.failure_kind, verdict.mask_sample) == (0.0, "malformed_response", True)
+
+
+def test_a_grader_fault_is_a_masked_verify_error_not_a_validation_error() -> None:
+    env = StructuredOutputsEnv(offload_chars=None)
+    # a row that skipped validation
+    task = {key: value for key, value in row().items() if key != "schema_str"}
+    verdict = asyncio.run(env.averify(task, {"output": [it.message(json.dumps(ALICE))]}))
+    assert (verdict.reward, verdict.failure_kind, verdict.mask_sample) == (0.0, "verify_error", True)
+    assert "KeyError" in verdict.details["error"]
 
 
 def test_verify_row_rescores_a_recorded_rollout(env: StructuredOutputsEnv) -> None:

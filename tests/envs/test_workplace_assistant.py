@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +16,15 @@ from gymnasium.utils.env_checker import check_env
 
 import gym_llm
 from gym_llm import items as it
-from gym_llm.envs.workplace_assistant import generate
-from gym_llm.envs.workplace_assistant.company import load_company, seed_company
+from gym_llm.envs.workplace_assistant.company import DATA_DIR, load_company, seed_company
 from gym_llm.envs.workplace_assistant.env import WorkplaceAssistantEnv
 from gym_llm.envs.workplace_assistant.toolkit import TOOL_SCHEMAS, Toolkit, parse_calls, replay
 from gym_llm.tasks import TaskError
 from gym_llm.testing import play, play_reference
 
-DATA = Path(generate.__file__).parent / "data"
+DATA = DATA_DIR
+# The data script lives outside the package, in the repository's scripts/ folder.
+DATA_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "workplace_assistant_data.py"
 ROWS = [json.loads(line) for line in (DATA / "example.jsonl").read_text().splitlines()]
 NEMO_TOOL_NAMES = {
     "company_directory_find_email_address",
@@ -108,7 +112,10 @@ def test_the_27_tools_have_nemo_names_and_schemas(env: WorkplaceAssistantEnv) ->
 
 
 def test_shipped_data_is_what_the_generator_writes(tmp_path: Path) -> None:
-    generate.write(tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(DATA_SCRIPT), str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
     for path in DATA.glob("*.jsonl"):
         assert (tmp_path / path.name).read_text() == path.read_text(), path.name
 
@@ -647,7 +654,7 @@ def test_created_records_match_by_content_not_id(env: WorkplaceAssistantEnv) -> 
     [{}, {"output": None}, {"output": "text"}, None, []],
 )
 def test_malformed_response_scores_zero_without_raising(env: WorkplaceAssistantEnv, response: Any) -> None:
-    result = env.verify(ROWS[0], response)
+    result = asyncio.run(env.averify(ROWS[0], response))
     assert (result.reward, result.failure_kind) == (0.0, "malformed_response")
 
 

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
 
 import gymnasium
 import openai
 import pytest
+from aiohttp import web
 
 from gym_llm import items as it
 from gym_llm.policies import (
     ChatPolicy,
+    FunctionPolicy,
     JSONClient,
     ModelCallError,
     OpenAIClientPolicy,
+    Policy,
     ReferencePolicy,
     ResponsesPolicy,
+    as_policy,
     make_policy,
 )
 from gym_llm.testing import ModelServer
@@ -81,9 +86,10 @@ def test_requests_carry_model_tools_and_sampling_params():
     assert second["api"] == "chat" and second["max_tokens"] == 7 and second["temperature"] == 0.9
     assert second["tools"][0]["type"] == "function"
     assert second["tools"][0]["function"]["parameters"] == first["tools"][0]["parameters"]
-    assert second["messages"][0]["role"] == "developer"
-    # both APIs hand the script the same conversation
-    assert [i.get("role") for i in seen[0][0]] == [i.get("role") for i in seen[1][0]]
+    assert second["messages"][0]["role"] == "system"  # open models' chat templates drop "developer"
+    # both APIs hand the script the same conversation (the chat one with "developer" as "system")
+    responses_roles = [{"developer": "system"}.get(i.get("role"), i.get("role")) for i in seen[0][0]]
+    assert responses_roles == [i.get("role") for i in seen[1][0]]
 
 
 def test_chat_policy_maps_tool_history_and_length_stop():
@@ -155,7 +161,147 @@ def test_models_endpoint_through_the_sdk():
 def test_reference_policy_needs_an_env_and_make_policy():
     with pytest.raises(RuntimeError, match="needs an env"):
         asyncio.run(ReferencePolicy()({"input": (), "tools": ()}))
-    assert isinstance(make_policy(None), ReferencePolicy)
+    assert isinstance(make_policy(None), Policy) and isinstance(make_policy(None), ReferencePolicy)
     assert isinstance(make_policy("m", api="chat"), ChatPolicy)
     with pytest.raises(ValueError):
         make_policy("m", api="nope")
+
+
+def test_every_policy_is_a_policy_and_only_reference_binds_to_the_env():
+    env = gymnasium.make("llm/Weather-v0").unwrapped
+    policies = [*make_policies("http://127.0.0.1:9/v1").values(), ReferencePolicy()]
+    assert all(isinstance(p, Policy) for p in policies)
+    for policy in policies[:-1]:
+        assert policy.bind(env) is policy
+    bound = policies[-1].bind(env)
+    assert isinstance(bound, ReferencePolicy) and bound is not policies[-1] and bound.env is env
+    obs, _ = env.reset(options={"task_index": 0})
+    assert asyncio.run(bound(obs))[0]["name"] == "get_weather"  # plays this env's task
+    with pytest.raises(TypeError, match="abstract"):
+        Policy()
+
+
+def test_a_plain_async_function_becomes_a_policy():
+    async def shout(observation, params=None):
+        return it.content_text(observation["input"][-1]["content"]).upper()
+
+    policy = as_policy(shout)
+    assert isinstance(policy, FunctionPolicy) and as_policy(policy) is policy
+    assert asyncio.run(policy({"input": ({"role": "user", "content": "hi"},), "tools": ()})) == "HI"
+    assert policy.describe()["name"].endswith("shout")
+    with pytest.raises(TypeError, match="async callable"):
+        as_policy(42)
+
+
+@pytest.mark.parametrize("kind", ["responses", "chat", "sdk-responses", "sdk-chat"])
+def test_every_policy_asks_for_one_json_body(kind):
+    with ModelServer() as server:
+        env = gymnasium.make("llm/Weather-v0").unwrapped
+
+        async def run():
+            policy = make_policies(server.base_url)[kind]
+            obs, info = await env.areset(options={"task_index": 0})
+            try:
+                # a row that asks for a stream still gets one JSON body
+                await policy(obs, {**info["params"], "stream": True})
+            finally:
+                await policy.aclose()
+                if kind.startswith("sdk"):
+                    await policy.client.close()
+
+        asyncio.run(run())
+    assert len(server.requests) == 1 and server.requests[0]["stream"] is False
+
+
+def test_our_policies_close_only_the_clients_they_made():
+    with ModelServer(echo) as server:
+
+        async def run():
+            own = ResponsesPolicy("m", server.base_url)
+            shared = JSONClient(server.base_url)
+            chat_a, chat_b = ChatPolicy("m", client=shared), ChatPolicy("m", client=shared)
+            responses = ResponsesPolicy("m", client=shared)
+            obs = {"input": ({"role": "user", "content": "hi"},), "tools": ()}
+            for policy in (own, chat_a, chat_b, responses):
+                await policy(obs)
+            assert not own.client.closed and not shared.closed
+            await own.aclose()
+            assert own.client.closed  # its own client: closed with it
+            await chat_a.aclose()
+            await responses.aclose()
+            assert not shared.closed  # the caller's client: still open, still usable
+            reply = await chat_b(obs)
+            await shared.close()
+            return reply
+
+        reply = asyncio.run(run())
+    assert it.output_text(reply["output"]) == "hi"
+
+
+def test_openai_client_policy_never_closes_the_users_client():
+    with ModelServer(echo) as server:
+
+        async def run():
+            client = openai.AsyncOpenAI(base_url=server.base_url, api_key="k")
+            policy = OpenAIClientPolicy(client, "m")
+            obs = {"input": ({"role": "user", "content": "hi"},), "tools": ()}
+            await policy(obs)
+            await policy.aclose()
+            assert not client.is_closed()
+            again = await client.responses.create(model="m", input="still open")  # the user's own call
+            await client.close()
+            return again.output_text
+
+        assert asyncio.run(run()) == "still open"
+
+
+def test_a_pickled_copy_owns_its_copy_of_a_shared_client():
+    shared = JSONClient("http://127.0.0.1:9/v1")
+    copy = pickle.loads(pickle.dumps(ResponsesPolicy("m", client=shared, temperature=0.5)))
+    assert copy.client is not shared and copy._owns_client and copy.sampling == {"temperature": 0.5}
+    assert copy.describe() == {"policy": "responses", "model": "m", "sampling": {"temperature": 0.5}}
+
+
+def test_a_server_that_streams_anyway_gets_a_clear_error():
+    async def streaming(request):
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b'data: {"type": "response.created"}\n\n')
+        await response.write_eof()
+        return response
+
+    async def run():
+        app = web.Application()
+        app.router.add_post("/v1/responses", streaming)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        policy = ResponsesPolicy("m", f"http://127.0.0.1:{port}/v1")
+        try:
+            await policy({"input": ({"role": "user", "content": "hi"},), "tools": ()})
+        finally:
+            await policy.aclose()
+            await runner.cleanup()
+
+    with pytest.raises(ModelCallError, match=r"event stream \(text/event-stream\)"):
+        asyncio.run(run())
+
+
+def test_policies_default_to_the_openai_environment_variables(monkeypatch):
+    with ModelServer(echo) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "from-env")
+
+        async def run():
+            replies = []
+            for policy in (ResponsesPolicy("m"), ChatPolicy("m")):
+                replies.append(await policy({"input": ({"role": "user", "content": "hi"},), "tools": ()}))
+                await policy.aclose()
+            return replies
+
+        replies = asyncio.run(run())
+    assert [it.output_text(r["output"]) for r in replies] == ["hi", "hi"]
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    assert ResponsesPolicy("m").client.base_url == "https://api.openai.com/v1"

@@ -1,20 +1,21 @@
-"""The collection engine: records in NeMo Gym's rollout format, HTTP models, faults, resume."""
+"""The collection engine: records in NeMo Gym's rollout format, HTTP models, faults, concurrency."""
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
-import os
-import signal
-import subprocess
-import sys
+import re
 import time
-from collections import Counter
 
 import pytest
 
 from gym_llm.policies import ChatPolicy, JSONClient, ResponsesPolicy
-from gym_llm.rollouts import collect_sync, load_finished, pass_at_k, summarize
+from gym_llm.rollouts import CollectError, acollect, collect, pass_at_k, summarize
+from gym_llm.rollouts.metrics import MetricsAccumulator
+from gym_llm.rollouts.progress import Progress
 from gym_llm.testing import ModelServer
+from gym_llm.testing.model_server import ServerError
 
 FIRST_ENVS = ["llm/Weather-v0", "llm/MultiStep-v0", "llm/StatefulCounter-v0"]
 
@@ -26,7 +27,7 @@ def rows(path) -> list[dict]:
 @pytest.mark.parametrize("env_id", FIRST_ENVS)
 def test_reference_collection_writes_verified_nemo_rows(tmp_path, env_id):
     out = tmp_path / "rollouts.jsonl"
-    result = collect_sync(env_id, out, num_repeats=2, concurrency=4)
+    result = collect(env_id, out, num_repeats=2, concurrency=4)
     records = rows(out)
     assert result.written == len(records) == 12
     assert sorted((r["task_index"], r["repeat_index"]) for r in records) == [
@@ -37,14 +38,32 @@ def test_reference_collection_writes_verified_nemo_rows(tmp_path, env_id):
         assert "responses_create_params" in record  # the task row is echoed
         assert record["response"]["output"][-1]["type"] == "message"
         assert record["num_turns"] >= 2
+        assert re.fullmatch(r"[0-9a-f]{16}", record["task_digest"]) and record["run_digest"]
+    assert len({r["task_digest"] for r in records}) == 6 and len({r["run_digest"] for r in records}) == 1
     summary = json.loads(result.metrics_path.read_text())
     assert summary["mean_reward"] == 1.0 and summary["pass@2"] == 1.0 and summary["num_rollouts"] == 12
+
+
+def test_collect_is_a_plain_call_also_inside_a_running_loop(tmp_path):
+    async def notebook_cell():  # Jupyter runs cells inside a running event loop
+        return collect("llm/Weather-v0", tmp_path / "a.jsonl", limit=2)
+
+    assert asyncio.run(notebook_cell()).written == 2
+    assert asyncio.run(acollect("llm/Weather-v0", tmp_path / "b.jsonl", limit=3)).written == 3
+
+
+def test_a_plain_async_function_is_a_policy(tmp_path):
+    async def answer_without_tools(observation, params):
+        return "I do not know."
+
+    result = collect("llm/Weather-v0", tmp_path / "r.jsonl", policy=answer_without_tools, limit=2)
+    assert result.summary["mean_reward"] == 0.0 and result.written == 2
 
 
 @pytest.mark.parametrize("api", [ResponsesPolicy, ChatPolicy])
 def test_collection_over_http(tmp_path, oracle_server, api):
     out = tmp_path / "r.jsonl"
-    result = collect_sync("llm/MultiStep-v0", out, policy=api("m", oracle_server.base_url), concurrency=3)
+    result = collect("llm/MultiStep-v0", out, policy=api("m", oracle_server.base_url), concurrency=3)
     records = rows(out)
     assert result.summary["mean_reward"] == 1.0 and len(records) == 6
     assert all(r["response"]["usage"]["total_tokens"] > 0 for r in records)
@@ -53,7 +72,7 @@ def test_collection_over_http(tmp_path, oracle_server, api):
 
 def test_overrides_reach_the_model(tmp_path):
     with ModelServer(lambda c, t, r: "no tool") as server:
-        collect_sync(
+        collect(
             "llm/Weather-v0",
             tmp_path / "r.jsonl",
             policy=ResponsesPolicy("m", server.base_url),
@@ -66,7 +85,7 @@ def test_overrides_reach_the_model(tmp_path):
 def test_model_failures_are_kept_masked_and_the_run_goes_on(tmp_path):
     with ModelServer(fail_every=3, fail_status=500) as server:
         policy = ResponsesPolicy("m", client=JSONClient(server.base_url, max_retries=0))
-        result = collect_sync("llm/Weather-v0", tmp_path / "r.jsonl", policy=policy, concurrency=1)
+        result = collect("llm/Weather-v0", tmp_path / "r.jsonl", policy=policy, concurrency=1)
     records = rows(tmp_path / "r.jsonl")
     assert len(records) == 6  # nothing dropped
     masked = [r for r in records if r["mask_sample"]]
@@ -78,50 +97,85 @@ def test_model_failures_are_kept_masked_and_the_run_goes_on(tmp_path):
     assert result.summary["mean_reward"] == 1.0  # over the unmasked rollouts
 
 
-def test_resume_skips_what_is_done_and_cuts_a_torn_line(tmp_path):
+def test_a_dead_model_server_stops_the_run_before_writing_anything(tmp_path):
     out = tmp_path / "r.jsonl"
-    collect_sync("llm/Weather-v0", out, limit=3, num_repeats=2)
-    with open(out, "a") as handle:
-        handle.write('{"task_index": 5, "repeat_ind')  # a writer killed mid-line
-    result = collect_sync("llm/Weather-v0", out, num_repeats=2, resume=True)
-    assert (result.skipped, result.written) == (6, 6)
-    pairs = Counter((r["task_index"], r["repeat_index"]) for r in rows(out))
-    assert sorted(pairs) == [(t, k) for t in range(6) for k in range(2)] and set(pairs.values()) == {1}
-    assert collect_sync("llm/Weather-v0", out, num_repeats=2, resume=True).written == 0
-    # without resume the file starts over
-    assert collect_sync("llm/Weather-v0", out, limit=1).written == 1 and len(rows(out)) == 1
+    tasks = [*_weather_rows()] * 50  # 300 rollouts
+    with ModelServer(lambda c, t, r: ServerError(503, "overloaded")) as server:
+        policy = ResponsesPolicy("m", client=JSONClient(server.base_url, max_retries=1, backoff=0.01))
+        start = time.monotonic()
+        with pytest.raises(CollectError, match=r"answered none of the first 8 rollouts.*HTTP 503"):
+            collect("llm/Weather-v0", out, policy=policy, tasks=tasks, concurrency=4)
+        assert time.monotonic() - start < 10
+    assert server.num_requests < 2 * (8 + 4)  # stopped early: two attempts per rollout, 8 (+ in flight)
+    assert not out.exists()  # no masked rows, no empty file
 
 
-def test_sigkill_mid_run_then_resume_gives_exactly_the_expected_rows(tmp_path):
-    out = tmp_path / "r.jsonl"
-    tasks = tmp_path / "tasks.jsonl"
-    row = json.loads(open(_weather_data()).readline())
-    tasks.write_text("\n".join(json.dumps(row) for _ in range(40)) + "\n")
+def test_a_run_that_never_reaches_the_model_writes_nothing_even_when_short(tmp_path):
+    policy = ResponsesPolicy("m", client=JSONClient("http://127.0.0.1:9/v1", max_retries=0))
+    with pytest.raises(CollectError, match="answered none of the first 2 rollouts"):
+        collect("llm/Weather-v0", tmp_path / "r.jsonl", policy=policy, limit=2)
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_failures_after_the_model_answered_are_written_masked(tmp_path):
+    calls = {"n": 0}
+
+    def first_two_then_dead(conversation, tools, request):
+        calls["n"] += 1
+        return "no tool" if calls["n"] <= 1 else ServerError(500, "gone")
+
+    with ModelServer(first_two_then_dead) as server:
+        policy = ResponsesPolicy("m", client=JSONClient(server.base_url, max_retries=0))
+        result = collect("llm/Weather-v0", tmp_path / "r.jsonl", policy=policy, concurrency=1)
+    assert result.written == 6 and result.summary["num_masked"] == 5
+
+
+def test_concurrency_bounds_the_requests_in_flight(tmp_path, counting_server):
+    server = counting_server(latency=0.05, record=False)
+    collect(
+        "llm/Weather-v0",
+        tmp_path / "r.jsonl",
+        policy=ResponsesPolicy("m", server.base_url),
+        num_repeats=4,
+        concurrency=3,
+    )
+    assert server.max_in_flight == 3
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(tmp_path, capsys):
     with ModelServer(latency=0.02, record=False) as server:
-        cmd = [
-            sys.executable, "-m", "gym_llm.cli", "collect", "llm/Weather-v0", "-o", str(out),
-            "--input", str(tasks), "--num-repeats", "2", "--concurrency", "4",
-            "--model", "m", "--base-url", server.base_url,
-        ]  # fmt: skip
-        proc = subprocess.Popen([*cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (not out.exists() or len(out.read_bytes().splitlines()) < 10):
-            time.sleep(0.01)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert 10 <= len(load_finished(out)) < 80, "killed too late to test anything"
-        subprocess.run([*cmd, "--resume"], check=True, capture_output=True)
-    records = rows(out)
-    pairs = Counter((r["task_index"], r["repeat_index"]) for r in records)
-    assert len(records) == 80 and set(pairs.values()) == {1}
-    assert sorted(pairs) == [(t, k) for t in range(40) for k in range(2)]
-    assert all(r["reward"] == 1.0 for r in records)
+        collect(
+            "llm/Weather-v0",
+            tmp_path / "r.jsonl",
+            policy=ResponsesPolicy("m", server.base_url),
+            num_repeats=10,
+            concurrency=2,
+            progress=True,
+            progress_interval=0.2,
+        )
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 2, lines
+    assert all(
+        re.fullmatch(r"gym-llm: \d+/60 rollouts \(\d+%\), [\d.,]+/s, mean reward 1\.0000(, ETA \S+)?", line)
+        for line in lines
+    ), lines
 
 
-def _weather_data() -> str:
-    import gymnasium
+def test_progress_line_counts_this_runs_rollouts_only():
+    async def run():
+        metrics = MetricsAccumulator()
+        metrics.add({"task_index": 0, "reward": 0.0})  # a resumed row
+        progress = Progress(4, metrics, stream=io.StringIO(), interval=60)
+        metrics.add({"task_index": 1, "reward": 1.0})
+        metrics.add({"task_index": 2, "reward": 0.0, "mask_sample": True, "failure_kind": "judge_error"})
+        progress.update(2)
+        line = progress.line()
+        progress.close()
+        return line
 
-    return str(gymnasium.make("llm/Weather-v0").unwrapped.default_tasks)
+    assert re.fullmatch(
+        r"gym-llm: 2/4 rollouts \(50%\), .*/s, mean reward 1\.0000, 1 masked, ETA \S+", asyncio.run(run())
+    )
 
 
 def test_pass_at_k_and_majority():
@@ -138,3 +192,39 @@ def test_pass_at_k_and_majority():
     summary = summarize(records)
     assert summary["pass@3"] == 1.0 and summary["majority@3"] == 0.5
     assert summary["pass@1"] == pytest.approx(0.5)
+
+
+def test_metrics_merged_from_parts_equal_metrics_of_the_whole():
+    records = [
+        {
+            "task_index": t,
+            "reward": float((t + k) % 3 == 0),
+            "num_turns": 2 + k,
+            "extracted_answer": str(k % 2),
+            "reward_components": {"accuracy": float(k % 2)},
+        }
+        for t in range(5)
+        for k in range(4)
+    ]
+    records.append({"task_index": 9, "reward": 0.0, "mask_sample": True, "failure_kind": "judge_error"})
+    whole = MetricsAccumulator()
+    for record in records:
+        whole.add(record)
+    parts = [MetricsAccumulator() for _ in range(3)]
+    for index, record in enumerate(records):
+        parts[index % 3].add(record)
+    merged = MetricsAccumulator()
+    for part in parts:
+        merged.merge(part)
+    assert merged.summary() == whole.summary()
+    summary = whole.summary()
+    assert summary["num_masked"] == 1 and summary["failure_kinds"] == {"judge_error": 1}
+    assert summary["mean_reward"] == pytest.approx(sum(r["reward"] for r in records[:-1]) / 20)
+    assert summary["mean_reward_components"] == {"accuracy": 0.5}
+    assert "pass@4" in summary and "majority@4" in summary
+
+
+def _weather_rows() -> list[dict]:
+    import gymnasium
+
+    return list(gymnasium.make("llm/Weather-v0").unwrapped.tasks)

@@ -1,20 +1,23 @@
-"""Build the synthetic company (``data/company_*.jsonl``) and the example rows (``data/example.jsonl``).
+"""Build WorkplaceAssistant's synthetic company and its example rows (the env's ``data/`` files).
 
-Deterministic: run ``python -m gym_llm.envs.workplace_assistant.generate`` to rewrite the files
-byte for byte. Hand-written "anchor" records carry the example tasks; a seeded RNG fills in the
-rest of each table around them. The tables are JSONL so that they ship with the package.
+A data script of the repository, not part of the installed package. Deterministic: run
+``python scripts/workplace_assistant_data.py [DATA_DIR]`` from the repository root (with gym_llm
+installed) to rewrite ``envs/workplace_assistant/data/`` (or ``DATA_DIR``) byte for byte.
+Hand-written "anchor" records carry the example tasks; a seeded RNG fills in the rest of each
+table around them. The tables are JSONL so that they ship with the package.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .common import Row
-from .company import DATA_DIR, TABLES, Company
+from gym_llm.envs.workplace_assistant.common import Row
+from gym_llm.envs.workplace_assistant.company import DATA_DIR, TABLES, Company
 
 DOMAIN = "lumenworks.com"
 EMPLOYEES = [  # (first, last, team)
@@ -638,8 +641,8 @@ def build_rows(
 
 def write(data_dir: Path = DATA_DIR) -> None:
     """Rewrite the company tables and the example rows under ``data_dir``."""
-    from .env import SYSTEM_PROMPT
-    from .toolkit import TOOL_SCHEMAS
+    from gym_llm.envs.workplace_assistant.env import SYSTEM_PROMPT
+    from gym_llm.envs.workplace_assistant.toolkit import TOOL_SCHEMAS
 
     company = build_company(random.Random(20231130))
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -657,4 +660,4 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 if __name__ == "__main__":
-    write()
+    write(Path(sys.argv[1]) if len(sys.argv) > 1 else DATA_DIR)
