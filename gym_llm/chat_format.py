@@ -225,7 +225,8 @@ _PROBE_TOOL = {"role": "tool", "name": "f", "content": "."}
 
 
 def render_tool_outputs(tokenizer: Any, items: Iterable[it.Item], **template_kwargs: Any) -> Rendered:
-    """What follows a model turn in the model's chat format: the tool outputs and the next assistant header.
+    """What follows a model turn in the model's chat format: the env's answer (tool outputs, or a
+    simulated user's message) and the next assistant header.
 
     A trainer appends this text (and its token ids) to the token stream after the model's tokens,
     e.g. for a step's ``info["new_items"]``. It is the template's rendering of a conversation with
@@ -237,7 +238,7 @@ def render_tool_outputs(tokenizer: Any, items: Iterable[it.Item], **template_kwa
             with tool messages (pass a prefix-preserving template).
     """
     base, before, tail = _tool_base(tokenizer, template_kwargs)
-    messages = [msg for msg in to_hf_messages(items) if msg["role"] == "tool"]
+    messages = [msg for msg in to_hf_messages(items) if msg["role"] in ("tool", "user")]
     after = tokenizer.apply_chat_template(
         [*base, *messages], add_generation_prompt=True, tokenize=False, **template_kwargs
     )

@@ -52,7 +52,9 @@ class ChatTokens:
         """
         items = list(items)
         key = tuple(
-            (msg.get("name"), msg["content"]) for msg in to_hf_messages(items) if msg["role"] == "tool"
+            (msg["role"], msg.get("name"), msg.get("content"))
+            for msg in to_hf_messages(items)
+            if msg["role"] in ("tool", "user")
         )
         rendered = self._rendered.get(key)
         if rendered is None:

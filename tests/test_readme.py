@@ -50,3 +50,9 @@ def test_readme_env_example_works(tmp_path):
     assert obs["input"][-1]["output"] == '{"error":"n must not be negative"}'
     env.step('<tool_call>{"name": "add", "arguments": {"n": 5}}</tool_call>')
     assert env.step("5")[1] == 1.0
+
+
+def test_the_ray_install_hint_is_the_readmes_command():
+    from gym_llm.rollouts.ray_backend import RAY_INSTALL
+
+    assert f"`{RAY_INSTALL}`" in README.read_text()

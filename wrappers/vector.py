@@ -119,7 +119,7 @@ class LLMVectorEnv(VectorEnv):
 
         self._obs: list[Observation] = []  # each sub-env's latest, from the first reset() on
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
-        self._done = np.zeros(self.num_envs, dtype=np.bool_)  # finished, awaiting a reset
+        self._done: np.ndarray = np.zeros(self.num_envs, dtype=np.bool_)  # finished, awaiting a reset
         self._started = False
 
     # ----------------------------------------------------------------- sync API

@@ -12,6 +12,7 @@ from typing import Any
 from gym_llm.cli.common import CLIError, check_env_id, json_object, positive_int
 from gym_llm.policies import make_policy
 from gym_llm.policies.http import ModelCallError
+from gym_llm.policies.token_ids import TokenIdsUnavailable
 from gym_llm.registry import make_llm_env
 from gym_llm.rollouts import CollectError, collect
 
@@ -54,7 +55,8 @@ def add_parser(commands: Any) -> None:
         nargs="?",
         const="local",
         metavar="ADDRESS",
-        help="run the episodes on Ray workers: a local Ray, or the cluster at ADDRESS (needs gym-llm[ray])",
+        help="run the episodes on Ray workers: a local Ray, or the cluster at ADDRESS "
+        '(needs the ray extra: pip install -e ".[ray]")',
     )
     col.add_argument(
         "--ray-workers", type=positive_int, help="Ray workers to shard over (default: the cluster's CPUs)"
@@ -117,8 +119,13 @@ def run(args: argparse.Namespace) -> int:
     if args.return_token_ids:  # the first call tells whether the server can: stop there if not
         try:
             asyncio.run(_first_call(policy, args.env_id, env_kwargs, args.input, overrides))
-        except ModelCallError as exc:  # TokenIdsUnavailable says what is missing
+        except TokenIdsUnavailable as exc:  # it says what is missing
             raise CLIError(str(exc)) from None
+        except ModelCallError as exc:  # e.g. HTTP 422: a server that refuses the token-id fields
+            raise CLIError(
+                f"--return-token-ids: the first request, which asks for token ids, failed, so this server "
+                f"cannot return them (see docs/servers.md): {exc}"
+            ) from None
     if args.keep_failed and not args.resume:
         raise CLIError("--keep-failed goes with --resume")
     if args.resume and args.overwrite:

@@ -1,8 +1,8 @@
 """Collection across machines on Ray: workers play pairs of one plan; the driver writes the one file.
 
-Needs the ``ray`` extra (``pip install "gym-llm[ray]"``). The plan (policy and validated task rows
-included) is pickled to the workers once, so a policy must be picklable before first use (the
-bundled ones are).
+Needs the ``ray`` extra (``pip install -e ".[ray]"`` in a gym_llm checkout, as the README says).
+The plan (policy and validated task rows included) is pickled to the workers once, so a policy must
+be picklable before first use (the bundled ones are).
 
 The driver hands each worker chunks of pair codes and remembers every worker's unfinished codes.
 A worker plays its codes with its share of the global concurrency and streams back batches: the
@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 BATCH_RECORDS = 512  # a worker sends a batch when it holds this many records ...
 BATCH_SECONDS = 0.25  # ... or at least this often while it holds any
 MIN_CHUNK = 64  # pair codes handed to a worker at once, at least
+
+# the install command the error names; the README names the same one
+RAY_INSTALL = 'pip install -e ".[ray]"'
 
 
 class ShardWorker:
@@ -126,7 +129,9 @@ async def play_on_ray(
     try:
         import ray
     except ImportError:
-        raise RuntimeError('collecting on Ray needs the ray extra: pip install "gym-llm[ray]"') from None
+        raise RuntimeError(
+            f"collecting on Ray needs the ray extra: {RAY_INSTALL} (in the gym_llm checkout)"
+        ) from None
     if not ray.is_initialized():
         ray.init(address=None if address == "local" else address, log_to_driver=False)
     if not todo:

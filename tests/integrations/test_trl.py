@@ -258,3 +258,37 @@ def test_rollout_mode_keeps_the_env_turn_rules(tmp_path):
             model_text = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m == 1])
             assert "<tool_response>" in env_text and "<tool_response>" not in model_text
             assert "Unknown tool 'get_forecast'" in env_text or "Malformed tool call" in env_text
+
+
+def test_rollout_mode_plays_a_simulated_user(tmp_path):
+    """SupportDesk's scripted customer answers each reply: its messages join the token stream as env
+    tokens (masked), and the verified reward (the shop's final state) reaches the logs."""
+    support = "llm/SupportDesk-v0"
+    kwargs = grpo_kwargs(support, mode="rollout")
+    spy = Spy(kwargs["reward_funcs"][0], kwargs["rollout_func"].pool)
+    kwargs["reward_funcs"] = [spy]
+    rollouts = []
+    loop = kwargs["rollout_func"]
+
+    def recording_rollout(prompts, trainer):
+        out = loop(prompts, trainer)
+        rollouts.append(out)
+        return out
+
+    kwargs["rollout_func"] = recording_rollout
+    bias = lambda tok: steering_bias(tok, ASSISTANT_HEADER, ["Could you confirm your email address?"])  # noqa: E731
+    trainer = train(tmp_path, kwargs, bias, max_completion_length=240)
+    logs = step_logs(trainer)
+    tokenizer = trainer.processing_class
+    scripts = {line for task in gym_llm.registry.make_llm_env(support).tasks for line in task["user_script"]}
+    for entry, rewards, reverified in zip(logs, spy.rewards, spy.reverified, strict=True):
+        assert entry["reward"] == pytest.approx(sum(rewards) / len(rewards))
+        assert reverified is None or sorted(rewards) == reverified
+    for out in rollouts:
+        for ids, mask in zip(out["completion_ids"], out["env_mask"], strict=True):
+            env_text = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m == 0])
+            model_text = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m == 1])
+            assert any(line in env_text for line in scripts), env_text  # the customer spoke, as env tokens
+            assert not any(line in model_text for line in scripts)
+    infos = [info for step in spy.infos for info in step]
+    assert all(info["num_turns"] >= 2 and info["failure_kind"] != "user_sim_error" for info in infos)

@@ -19,7 +19,7 @@ from gym_llm.policies import ResponsesPolicy
 from gym_llm.rollouts import CollectError, collect
 from gym_llm.testing import ModelServer
 
-ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'gym-llm[ray]')")
+ray = pytest.importorskip("ray", reason='the ray extra is not installed (pip install -e ".[ray]")')
 
 
 @pytest.fixture(scope="module")
