@@ -61,6 +61,7 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
+        """Whether every check passed."""
         return all(result.passed for result in self.results)
 
     def __str__(self) -> str:

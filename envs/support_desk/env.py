@@ -28,6 +28,8 @@ from . import store
 
 
 class Action(BaseModel):
+    """One expected tool call: its name and arguments."""
+
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
 

@@ -21,10 +21,12 @@ class ShopError(Exception):
 
 
 def load_shop() -> Shop:
+    """A fresh copy of the shop's users and orders."""
     return json.loads(SHOP.read_text())
 
 
 def find_user(shop: Shop, email: str) -> str:
+    """The user id of the customer with this email (case aside)."""
     for user_id, user in shop["users"].items():
         if user["email"].lower() == email.strip().lower():
             return user_id
@@ -32,6 +34,7 @@ def find_user(shop: Shop, email: str) -> str:
 
 
 def order(shop: Shop, order_id: str) -> dict[str, Any]:
+    """The order (a leading ``#`` is allowed), the shop's own dict."""
     found = shop["orders"].get(order_id.strip().lstrip("#"))
     if found is None:
         raise ShopError(f"no order {order_id!r}")

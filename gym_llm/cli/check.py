@@ -10,6 +10,7 @@ from gym_llm.cli.common import check_env_id, json_object, positive_int
 
 
 def add_parser(commands: Any) -> None:
+    """Add this command's sub-parser to ``commands`` (``argparse`` sub-parsers)."""
     parser = commands.add_parser("check", help="run the conformance checks on an env (for env authors)")
     parser.add_argument("env_id", help="env id, e.g. llm/Weather-v0, or MODULE:ID for an env of your own")
     parser.add_argument(
@@ -24,6 +25,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
     check_env_id(args.env_id)
     report = check(
         args.env_id,

@@ -18,6 +18,7 @@ from gym_llm.rollouts import CollectError, collect
 
 
 def add_parser(commands: Any) -> None:
+    """Add this command's sub-parser to ``commands`` (``argparse`` sub-parsers)."""
     col = commands.add_parser("collect", help="collect verified rollouts as JSONL")
     col.add_argument("env_id", help="env id, e.g. llm/Weather-v0 (see `gym-llm list`)")
     col.add_argument("-o", "--output", required=True, help="output JSONL file")
@@ -91,6 +92,7 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
     check_env_id(args.env_id)
     if args.model is None and (args.base_url or args.api_key):
         raise CLIError("--base-url/--api-key need --model")

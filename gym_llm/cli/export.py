@@ -14,6 +14,7 @@ PAIRS = ("best-worst", "all")
 
 
 def add_parser(commands: Any) -> None:
+    """Add this command's sub-parser to ``commands`` (``argparse`` sub-parsers)."""
     parser = commands.add_parser(
         "export",
         help="export rollouts as a HuggingFace dataset (raw, SFT, DPO, prompts, VeRL)",
@@ -49,6 +50,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
     if args.output is None and args.push_to_hub is None:
         raise CLIError("give an output with -o, or a Hub repository with --push-to-hub")
     try:

@@ -11,6 +11,7 @@ from gym_llm.scaffold import create_env, env_id_for, is_gym_llm_checkout
 
 
 def add_parser(commands: Any) -> None:
+    """Add this command's sub-parser to ``commands`` (``argparse`` sub-parsers)."""
     parser = commands.add_parser("init", help="create a new env from a template")
     parser.add_argument("name", help="the env's folder name, e.g. demo (its id becomes llm/Demo-v0)")
     parser.add_argument("--tools", action="store_true", help="an example tool and a multi-turn tool loop")
@@ -26,6 +27,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
     where = Path(args.dir)
     if not where.is_dir():
         raise CLIError(f"--dir {where}: no such folder")

@@ -11,12 +11,14 @@ from gym_llm.registry import make_llm_env
 
 
 def add_parser(commands: Any) -> None:
+    """Add this command's sub-parser to ``commands`` (``argparse`` sub-parsers)."""
     parser = commands.add_parser("list", help="list the registered envs")
     parser.add_argument("--ids", action="store_true", help="print the ids only")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
     for env_id in gym_llm.env_ids():
         if args.ids:
             print(env_id)

@@ -18,6 +18,7 @@ TOKEN_VARIABLE = "GYM_LLM_SERVER_TOKEN"
 
 
 def add_parser(commands: Any) -> None:
+    """Add this command's sub-parser to ``commands`` (``argparse`` sub-parsers)."""
     parser = commands.add_parser(
         "serve",
         help="serve an env over HTTP (NeMo Gym resources-server and reset/step protocols)",
@@ -62,6 +63,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
     from gym_llm.server import EnvServer
 
     check_env_id(args.env_id)

@@ -22,6 +22,7 @@ DISAGREEMENT_EXIT = 3
 
 
 def add_parser(commands: Any) -> None:
+    """Add this command's sub-parser to ``commands`` (``argparse`` sub-parsers)."""
     ver = commands.add_parser("verify", help="re-verify recorded rollouts and compare with their rewards")
     ver.add_argument("rollouts", help="rollouts JSONL file")
     ver.add_argument("--env", help="env id (default: each row's env_id)")
@@ -30,6 +31,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
     if args.env:
         check_env_id(args.env)
     counts = {"rows": 0, "agree": 0, "masked": 0, "unverified": 0}

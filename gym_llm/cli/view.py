@@ -11,6 +11,7 @@ from gym_llm.cli.common import CLIError, positive_int
 
 
 def add_parser(commands: Any) -> None:
+    """Add this command's sub-parser to ``commands`` (``argparse`` sub-parsers)."""
     parser = commands.add_parser(
         "view",
         help="view rollouts in the browser (a local web page)",
@@ -34,6 +35,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
     if args.html:
         from gym_llm.viewer.static import write_html
 

@@ -59,9 +59,11 @@ class FuzzReport:
 
     @property
     def ok(self) -> bool:
+        """Whether the run found no problem."""
         return not (self.escapes or self.unbounded or self.nondeterministic)
 
     def record(self, kind: str, message: str) -> None:
+        """Count a problem of ``kind`` (an attribute name) and keep the first few messages."""
         setattr(self, kind, getattr(self, kind) + 1)
         if len(self.failures) < 5:
             self.failures.append(f"{kind}: {message}")
