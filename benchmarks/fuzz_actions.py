@@ -15,8 +15,8 @@ import warnings
 import gymnasium
 
 import gym_llm
+from gym_llm.fuzz import fuzz_env
 from gym_llm.testing import ModelServer
-from gym_llm.testing.fuzz import fuzz_env
 
 JUDGED = ("llm/EquivalenceLLMJudge-v0", "llm/MathWithJudge-v0")
 

@@ -1,5 +1,5 @@
-"""Servers that run on an event loop of their own in a daemon thread (test model server, env
-server, viewer), so that synchronous code and tests can start and stop them with ``with``."""
+"""aiohttp servers that run on an event loop of their own in a daemon thread (test model server,
+env server, viewer), so that synchronous code and tests can start and stop them with ``with``."""
 
 from __future__ import annotations
 
@@ -7,24 +7,47 @@ import asyncio
 import threading
 from typing import Any, ClassVar
 
+from aiohttp import web
+
 
 class BackgroundServer:
-    """Run :meth:`astart` on a new event loop in a daemon thread, serve until :meth:`stop`, then
-    run :meth:`astop` on that loop. Subclasses implement the two coroutines."""
+    """Serve :meth:`app` on ``host``:``port`` (0: a free port, read back once started).
+
+    ``await astart()``/``astop()`` serve on the running loop; ``start()``/``stop()`` (or ``with``)
+    run them on a new event loop in a daemon thread. Subclasses set ``host`` and ``port`` and
+    implement :meth:`app`.
+    """
 
     thread_name: ClassVar[str] = "gym_llm-server"
     stop_timeout: ClassVar[float] = 10.0
 
+    host: str
+    port: int
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
+    _runner: web.AppRunner | None = None
+
+    def app(self) -> web.Application:
+        """The application to serve."""
+        raise NotImplementedError
 
     async def astart(self) -> None:
-        """Start serving (bind, listen); runs on the server's own loop."""
-        raise NotImplementedError
+        """Bind and start serving on the running event loop."""
+        self._runner = runner = web.AppRunner(self.app(), access_log=None)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, self.host, self.port).start()
+        except BaseException:
+            await runner.cleanup()
+            self._runner = None
+            raise
+        self.port = runner.addresses[0][1]
 
     async def astop(self) -> None:
-        """Stop serving and free what :meth:`astart` took; runs on the server's own loop."""
-        raise NotImplementedError
+        """Stop serving (and free what the app holds: its cleanup hooks run)."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
 
     def start(self) -> Any:
         """Serve from a background thread; returns ``self`` once listening.

@@ -268,7 +268,7 @@ def _bounded(make: Callable[[], LLMEnv], episodes: int) -> str:
 
 def _fuzz(make: Callable[[], LLMEnv], examples: int) -> str:
     try:
-        from gym_llm.testing.fuzz import fuzz_env
+        from gym_llm.fuzz import fuzz_env
     except ImportError:  # pragma: no cover - hypothesis is in the dev extra
         raise CheckFailed("needs hypothesis: pip install hypothesis") from None
     with warnings.catch_warnings():

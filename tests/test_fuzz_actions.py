@@ -8,7 +8,7 @@ import gymnasium
 import pytest
 
 import gym_llm
-from gym_llm.testing.fuzz import fuzz_env
+from gym_llm.fuzz import fuzz_env
 
 # envs whose steps run code in the sandbox or a judge over HTTP: fewer episodes keep the suite short
 SLOW = {"llm/CodeGen-v0": 8, "llm/MathWithCode-v0": 8, "llm/MiniSWE-v0": 4}

@@ -68,7 +68,6 @@ class EnvServer(BackgroundServer):
         self.host = host
         self.port = port
         self._app = build_app(self.served, token=token, max_request_bytes=max_request_bytes)
-        self._runner: web.AppRunner | None = None
 
     @property
     def base_url(self) -> str:
@@ -81,21 +80,5 @@ class EnvServer(BackgroundServer):
         """The open sessions (:meth:`SessionStore.stats` counts them)."""
         return self.served.store
 
-    # ----------------------------------------------------------------- async
-    async def astart(self) -> None:
-        """Bind and start serving on the running event loop."""
-        self._runner = web.AppRunner(self._app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        try:
-            await site.start()
-        except BaseException:
-            await self._runner.cleanup()
-            raise
-        self.port = self._runner.addresses[0][1]
-
-    async def astop(self) -> None:
-        """Stop serving and close every session."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+    def app(self) -> web.Application:
+        return self._app

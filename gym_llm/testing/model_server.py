@@ -102,7 +102,6 @@ class ModelServer(BackgroundServer):
         self.requests: list[dict[str, Any]] = []
         self.num_requests = 0
         self._ids = itertools.count()
-        self._runner: web.AppRunner | None = None
 
     @property
     def base_url(self) -> str:
@@ -114,17 +113,6 @@ class ModelServer(BackgroundServer):
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         return app
-
-    async def astart(self) -> None:
-        self._runner = runner = web.AppRunner(self.app(), access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, self.host, self.port).start()
-        self.port = runner.addresses[0][1]
-
-    async def astop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
 
     # ----------------------------------------------------------------- handlers
     async def _reply(self, request: web.Request, api: str) -> tuple[dict[str, Any], Reply] | web.Response:

@@ -119,28 +119,14 @@ class ViewerServer(BackgroundServer):
         self.index = RolloutIndex(rollouts)
         self.host = host
         self.port = port
-        self._runner: web.AppRunner | None = None
 
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/"
 
-    async def astop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def astart(self) -> None:
-        self._runner = web.AppRunner(make_app(self.index, self.host), access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        try:
-            await site.start()
-        except BaseException:
-            await self._runner.cleanup()
-            raise
-        self.port = self._runner.addresses[0][1]
+    def app(self) -> web.Application:
+        return make_app(self.index, self.host)
 
 
 def _parse_query(params: Any) -> tuple[Query, int, int]:

@@ -110,6 +110,20 @@ class Spy:
         return rewards
 
 
+def record_rollouts(kwargs) -> list[dict]:
+    """Wrap ``kwargs["rollout_func"]``: the list it returns fills with every rollout batch played."""
+    rollouts: list[dict] = []
+    loop = kwargs["rollout_func"]
+
+    def recording_rollout(prompts, trainer):
+        out = loop(prompts, trainer)
+        rollouts.append(out)
+        return out
+
+    kwargs["rollout_func"] = recording_rollout
+    return rollouts
+
+
 def record(env) -> dict:
     return {**env.task, "response": env.response}
 
@@ -232,15 +246,7 @@ def test_rollout_mode_keeps_the_env_turn_rules(tmp_path):
     kwargs = grpo_kwargs(WEATHER, mode="rollout", max_turns=2)
     spy = Spy(kwargs["reward_funcs"][0], kwargs["rollout_func"].pool)
     kwargs["reward_funcs"] = [spy]
-    rollouts = []
-    loop = kwargs["rollout_func"]
-
-    def recording_rollout(prompts, trainer):
-        out = loop(prompts, trainer)
-        rollouts.append(out)
-        return out
-
-    kwargs["rollout_func"] = recording_rollout
+    rollouts = record_rollouts(kwargs)
     bad_calls = [
         CALL.format(name="get_forecast", args='{"city": "SF"}'),
         "<tool_call>\n{not json\n</tool_call>",
@@ -267,15 +273,7 @@ def test_rollout_mode_plays_a_simulated_user(tmp_path):
     kwargs = grpo_kwargs(support, mode="rollout")
     spy = Spy(kwargs["reward_funcs"][0], kwargs["rollout_func"].pool)
     kwargs["reward_funcs"] = [spy]
-    rollouts = []
-    loop = kwargs["rollout_func"]
-
-    def recording_rollout(prompts, trainer):
-        out = loop(prompts, trainer)
-        rollouts.append(out)
-        return out
-
-    kwargs["rollout_func"] = recording_rollout
+    rollouts = record_rollouts(kwargs)
     bias = lambda tok: steering_bias(tok, ASSISTANT_HEADER, ["Could you confirm your email address?"])  # noqa: E731
     trainer = train(tmp_path, kwargs, bias, max_completion_length=240)
     logs = step_logs(trainer)
